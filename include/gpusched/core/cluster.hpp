@@ -1,0 +1,130 @@
+// The Cluster concept: how gpusched reads (and, for MutableCluster, changes) a host's inventory.
+//
+// A host adapts its own structures without copying them, either with free functions found by ADL
+// (as Boost.Graph's num_vertices(g)) or by specialising gpusched::cluster_traits<C>. Required, for
+// `const C& c`, `node_index n`, `int g`:
+//   node_count(c)            -> std::size_t               number of nodes
+//   node_resources(c, n)     -> node_state                CPU / memory capacity and allocation, GPU count
+//   node_gpu(c, n, g)        -> gpu_device (or const&)    device g of node n, 0 <= g < gpu_count
+// Optional (detected; algorithms fall back when absent):
+//   node_name(c, n)          -> std::string_view          used in explanations
+//   node_load(c, n)          -> const node_metrics*       measured load, nullptr when unknown
+//   model_replicas(c, n, m)  -> int                       pods of model type m on node n
+//   node_model_types(c, n)   -> range of {short_name model; int replicas}
+// MutableCluster adds, for `C& c`, `const pod& p`, `const binding& b`:
+//   reserve(c, p, b)   take b's resources; throws and changes nothing if b does not fit the devices
+//   release(c, p, b)   give back exactly what reserve(c, p, b) took
+#pragma once
+
+#include <concepts>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include "gpusched/core/binding.hpp"
+#include "gpusched/core/node.hpp"
+#include "gpusched/core/pod.hpp"
+#include "gpusched/core/short_name.hpp"
+#include "gpusched/core/types.hpp"
+
+namespace gpusched {
+
+// A node's CPU and memory as the scheduler sees them. Allocated may exceed capacity only under an
+// overcommit ceiling.
+struct node_state {
+  milli cpu_capacity = 0;
+  milli cpu_allocated = 0;
+  mib mem_capacity = 0;
+  mib mem_allocated = 0;
+  int gpu_count = 0;
+  friend bool operator==(const node_state&, const node_state&) = default;
+};
+
+namespace adl {
+// Poison pills: only ADL-found overloads are candidates (the std::ranges customisation idiom).
+void node_count() = delete;
+void node_resources() = delete;
+void node_gpu() = delete;
+void node_name() = delete;
+void node_load() = delete;
+void model_replicas() = delete;
+void node_model_types() = delete;
+void reserve() = delete;
+void release() = delete;
+
+// Trailing decltype return types keep a missing overload a substitution failure, so the optional
+// hooks below can be detected.
+template <class C> auto call_node_count(const C& c) -> decltype(node_count(c)) { return node_count(c); }
+template <class C> auto call_node_resources(const C& c, node_index n) -> decltype(node_resources(c, n)) { return node_resources(c, n); }
+template <class C> auto call_node_gpu(const C& c, node_index n, int g) -> decltype(node_gpu(c, n, g)) { return node_gpu(c, n, g); }
+template <class C> auto call_node_name(const C& c, node_index n) -> decltype(node_name(c, n)) { return node_name(c, n); }
+template <class C> auto call_node_load(const C& c, node_index n) -> decltype(node_load(c, n)) { return node_load(c, n); }
+template <class C> auto call_model_replicas(const C& c, node_index n, const short_name& m) -> decltype(model_replicas(c, n, m)) { return model_replicas(c, n, m); }
+template <class C> auto call_node_model_types(const C& c, node_index n) -> decltype(node_model_types(c, n)) { return node_model_types(c, n); }
+template <class C> auto call_reserve(C& c, const pod& p, const binding& b) -> decltype(reserve(c, p, b)) { return reserve(c, p, b); }
+template <class C> auto call_release(C& c, const pod& p, const binding& b) -> decltype(release(c, p, b)) { return release(c, p, b); }
+}  // namespace adl
+
+// Specialise cluster_traits<C> to adapt a type without free functions; the primary template
+// forwards to the ADL free functions. A specialisation provides the same static members.
+template <class C>
+struct cluster_traits {
+  template <class T = C> static auto node_count(const T& c) -> decltype(adl::call_node_count(c)) { return adl::call_node_count(c); }
+  template <class T = C> static auto node_resources(const T& c, node_index n) -> decltype(adl::call_node_resources(c, n)) { return adl::call_node_resources(c, n); }
+  template <class T = C> static auto node_gpu(const T& c, node_index n, int g) -> decltype(adl::call_node_gpu(c, n, g)) { return adl::call_node_gpu(c, n, g); }
+  template <class T = C> static auto node_name(const T& c, node_index n) -> decltype(adl::call_node_name(c, n)) { return adl::call_node_name(c, n); }
+  template <class T = C> static auto node_load(const T& c, node_index n) -> decltype(adl::call_node_load(c, n)) { return adl::call_node_load(c, n); }
+  template <class T = C> static auto model_replicas(const T& c, node_index n, const short_name& m) -> decltype(adl::call_model_replicas(c, n, m)) { return adl::call_model_replicas(c, n, m); }
+  template <class T = C> static auto node_model_types(const T& c, node_index n) -> decltype(adl::call_node_model_types(c, n)) { return adl::call_node_model_types(c, n); }
+  template <class T = C> static auto reserve(T& c, const pod& p, const binding& b) -> decltype(adl::call_reserve(c, p, b)) { return adl::call_reserve(c, p, b); }
+  template <class T = C> static auto release(T& c, const pod& p, const binding& b) -> decltype(adl::call_release(c, p, b)) { return adl::call_release(c, p, b); }
+};
+
+template <class C>
+using traits_of = cluster_traits<std::remove_cvref_t<C>>;
+
+// Read access to nodes, their CPU / memory and their GPU devices.
+template <class C>
+concept Cluster = requires(const C& c, node_index n, int g) {
+  { traits_of<C>::node_count(c) } -> std::convertible_to<std::size_t>;
+  { traits_of<C>::node_resources(c, n) } -> std::convertible_to<node_state>;
+  { traits_of<C>::node_gpu(c, n, g) } -> std::convertible_to<gpu_device>;
+};
+
+// A Cluster whose resources gpusched may reserve and release on concrete GPU indices.
+template <class C>
+concept MutableCluster = Cluster<C> && requires(C& c, const pod& p, const binding& b) {
+  traits_of<C>::reserve(c, p, b);
+  traits_of<C>::release(c, p, b);
+};
+
+// Optional hooks, detected and used under if constexpr.
+template <class C>
+concept NamedNodes = requires(const C& c, node_index n) {
+  { traits_of<C>::node_name(c, n) } -> std::convertible_to<std::string_view>;
+};
+template <class C>
+concept MeasuredLoad = requires(const C& c, node_index n) {
+  { traits_of<C>::node_load(c, n) } -> std::convertible_to<const node_metrics*>;
+};
+template <class C>
+concept ServedModels = requires(const C& c, node_index n, const short_name& m) {
+  { traits_of<C>::model_replicas(c, n, m) } -> std::convertible_to<int>;
+  traits_of<C>::node_model_types(c, n);
+};
+
+// Convenience accessors used by the algorithms.
+template <Cluster C>
+std::size_t num_nodes(const C& c) { return traits_of<C>::node_count(c); }
+
+template <Cluster C>
+std::string node_label(const C& c, node_index n) {
+  if constexpr (NamedNodes<C>) {
+    return std::string(traits_of<C>::node_name(c, n));
+  } else {
+    return "node#" + std::to_string(n);
+  }
+}
+
+}  // namespace gpusched

@@ -1,0 +1,109 @@
+// Pods: the resource request plus the scheduling attributes (after the seed's ModelJob).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/short_name.hpp"
+#include "gpusched/core/types.hpp"
+
+namespace gpusched {
+
+// A pod asks for CPU, memory and either `num_gpu` whole GPUs (gpu_milli == 1000) or a share of
+// GPUs (gpu_milli < 1000 on each of num_gpu devices; openb only has num_gpu == 1 for shares).
+struct pod {
+  std::string name;
+  milli cpu_milli = 0;
+  mib memory_mib = 0;
+  std::int32_t num_gpu = 0;
+  std::int32_t gpu_milli = 0;    // per-GPU share; 0 when num_gpu == 0
+  std::int32_t gpu_mem_mib = 0;  // GPU memory needed on each GPU
+  std::vector<short_name> allowed_models;  // empty: any model
+
+  short_name model_type;  // served model, e.g. "resnet50"; empty for none
+  std::int32_t priority = 0;  // 0..10
+  qos_class qos = qos_class::burstable;
+  tier tier_ = tier::dev;
+  std::string gang;  // gang name; empty when the pod is alone
+  std::int32_t gang_min_members = 0;
+  std::string tenant;
+  double submit_time = 0.0;  // seconds
+
+  [[nodiscard]] bool wants_gpu() const noexcept { return num_gpu > 0; }
+  [[nodiscard]] bool is_gpu_share() const noexcept { return num_gpu > 0 && gpu_milli < gpu_milli_whole; }
+  // Total GPU milli the pod asks for (num_gpu * gpu_milli).
+  [[nodiscard]] milli gpu_milli_total() const noexcept { return milli{num_gpu} * gpu_milli; }
+  [[nodiscard]] bool model_allowed(const short_name& m) const noexcept {
+    if (allowed_models.empty()) return true;
+    for (const auto& a : allowed_models) {
+      if (a == m) return true;
+    }
+    return false;
+  }
+};
+
+// Throws invalid_argument_error naming the field of the first invalid value.
+inline void validate(const pod& p) {
+  if (p.name.empty()) throw invalid_argument_error("pod.name", "must not be empty");
+  const std::string at = "pod '" + p.name + "'.";
+  constexpr milli huge = std::int64_t{1} << 50;  // as node capacities: products stay in int64
+  if (p.cpu_milli < 0 || p.cpu_milli > huge) throw invalid_argument_error(at + "cpu_milli", "must be within 0..2^50");
+  if (p.memory_mib < 0 || p.memory_mib > huge) throw invalid_argument_error(at + "memory_mib", "must be within 0..2^50");
+  if (p.num_gpu < 0 || p.num_gpu > max_gpus_per_node) {
+    throw invalid_argument_error(at + "num_gpu", "must be within 0..64");
+  }
+  if (p.num_gpu == 0 && (p.gpu_milli != 0 || p.gpu_mem_mib != 0)) {
+    throw invalid_argument_error(at + "gpu_milli", "a pod with num_gpu == 0 asks for no GPU share or GPU memory");
+  }
+  if (p.num_gpu > 0 && (p.gpu_milli <= 0 || p.gpu_milli > gpu_milli_whole)) {
+    throw invalid_argument_error(at + "gpu_milli", "must be within 1..1000 when num_gpu > 0");
+  }
+  if (p.gpu_mem_mib < 0) throw invalid_argument_error(at + "gpu_mem_mib", "must be >= 0");
+  if (p.priority < min_priority || p.priority > max_priority) {
+    throw invalid_argument_error(at + "priority", "must be within 0..10, got " + std::to_string(p.priority));
+  }
+  if (p.gang.empty() && p.gang_min_members != 0) {
+    throw invalid_argument_error(at + "gang_min_members", "set without a gang name");
+  }
+  if (!p.gang.empty() && p.gang_min_members < 1) {
+    throw invalid_argument_error(at + "gang_min_members", "must be >= 1 for a gang member");
+  }
+  if (!(p.submit_time >= 0.0) || p.submit_time > 1e15) {
+    throw invalid_argument_error(at + "submit_time", "must be a finite time >= 0");
+  }
+}
+
+// Fluent builder in the manner of Kubernetes' pkg/scheduler/testing/wrappers.go:
+//   make_pod("infer-1").cpu(4000).memory(16384).gpu_share(500).gpu_memory(8192).model("resnet50")
+// build() validates and throws invalid_argument_error naming the field.
+class pod_builder {
+ public:
+  explicit pod_builder(std::string name) { p_.name = std::move(name); }
+  pod_builder& cpu(milli m) { p_.cpu_milli = m; return *this; }
+  pod_builder& memory(mib m) { p_.memory_mib = m; return *this; }
+  pod_builder& gpus(std::int32_t n) { p_.num_gpu = n; p_.gpu_milli = gpu_milli_whole; return *this; }
+  pod_builder& gpu_share(std::int32_t milli_share, std::int32_t n = 1) { p_.num_gpu = n; p_.gpu_milli = milli_share; return *this; }
+  pod_builder& gpu_memory(std::int32_t m) { p_.gpu_mem_mib = m; return *this; }
+  pod_builder& allow_model(std::string_view m) { p_.allowed_models.emplace_back(m, "pod.allowed_models"); return *this; }
+  pod_builder& model(std::string_view m) { p_.model_type = short_name(m, "pod.model_type"); return *this; }
+  pod_builder& priority(std::int32_t v) { p_.priority = v; return *this; }
+  pod_builder& qos(qos_class q) { p_.qos = q; return *this; }
+  pod_builder& prod() { p_.tier_ = tier::prod; return *this; }
+  pod_builder& dev() { p_.tier_ = tier::dev; return *this; }
+  pod_builder& gang(std::string g, std::int32_t min_members) { p_.gang = std::move(g); p_.gang_min_members = min_members; return *this; }
+  pod_builder& tenant(std::string t) { p_.tenant = std::move(t); return *this; }
+  pod_builder& submitted(double t) { p_.submit_time = t; return *this; }
+  [[nodiscard]] pod build() const { validate(p_); return p_; }
+  operator pod() const { return build(); }  // NOLINT(google-explicit-constructor)
+
+ private:
+  pod p_;
+};
+
+inline pod_builder make_pod(std::string name) { return pod_builder(std::move(name)); }
+
+}  // namespace gpusched

@@ -1,0 +1,28 @@
+// gpusched — umbrella header: the CPU library (never includes cuda/, nor headers needing optional
+// dependencies such as yaml-cpp: include gpusched/profile/config_yaml.hpp for those).
+#pragma once
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/binding.hpp"
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/core/node.hpp"
+#include "gpusched/core/pod.hpp"
+#include "gpusched/core/reason.hpp"
+#include "gpusched/core/short_name.hpp"
+#include "gpusched/core/types.hpp"
+#include "gpusched/preflight/gpu_check.hpp"
+#include "gpusched/preflight/load_threshold.hpp"
+#include "gpusched/preflight/preflight.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
+#include "gpusched/profile/static_profile.hpp"
+#include "gpusched/schedule/gpu_selection.hpp"
+#include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/schedule/transaction.hpp"
+#include "gpusched/scoring/formulas.hpp"
+#include "gpusched/scoring/load_aware.hpp"
+#include "gpusched/scoring/model_affinity.hpp"
+#include "gpusched/scoring/node_resources.hpp"
+#include "gpusched/scoring/qos_aware.hpp"
+#include "gpusched/scoring/scorer.hpp"

@@ -1,0 +1,50 @@
+// gpu_check: the seed's GPUCheck — GPU count, share, memory per device and allowed GPU models.
+#pragma once
+
+#include <string_view>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/binding.hpp"
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/preflight/preflight.hpp"
+
+namespace gpusched {
+
+// One device can host one GPU of the pod's request when its free share and free memory cover it.
+GPUSCHED_HD constexpr bool device_fits(std::int32_t milli_free, std::int32_t mem_free_mib, std::int32_t want_milli,
+                                       std::int32_t want_mem_mib) noexcept {
+  return milli_free >= want_milli && mem_free_mib >= want_mem_mib;
+}
+
+// GPUCheck: a pod asking for num_gpu GPUs of gpu_milli share each fits a node when at least
+// num_gpu devices of an allowed model have that share and gpu_mem_mib of memory free. A whole-GPU
+// request (gpu_milli == 1000) therefore needs wholly free devices. CPU-only pods always pass.
+// The reasons are checked from the coarsest to the finest, so that the count of each says what to
+// fix: no GPU, wrong model, too few devices, too little share, too little memory.
+struct gpu_check {
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "GPUCheck"; }
+
+  template <Cluster C>
+  [[nodiscard]] reason check(const C& c, const pod& p, node_index n) const {
+    if (!p.wants_gpu()) return reason::ok;
+    const int count = traits_of<C>::node_resources(c, n).gpu_count;
+    if (count == 0) return reason::no_gpu;
+    int allowed = 0, with_share = 0, with_both = 0;
+    for (int g = 0; g < count; ++g) {
+      const gpu_device& d = traits_of<C>::node_gpu(c, n, g);
+      if (!p.model_allowed(d.model)) continue;
+      ++allowed;
+      if (d.milli_free >= p.gpu_milli) {
+        ++with_share;
+        with_both += d.mem_free_mib >= p.gpu_mem_mib ? 1 : 0;
+      }
+    }
+    if (allowed == 0) return reason::gpu_model_not_allowed;
+    if (allowed < p.num_gpu) return reason::insufficient_gpu_count;
+    if (with_share < p.num_gpu) return reason::insufficient_gpu_share;
+    if (with_both < p.num_gpu) return reason::insufficient_gpu_memory;
+    return reason::ok;
+  }
+};
+
+}  // namespace gpusched

@@ -1,0 +1,30 @@
+// The PreflightCheck concept (Kubernetes' PreFilter/Filter): can this pod run on this node at all?
+//
+// For a check `k`, `const C& c` (a Cluster), `const pod& p`, `node_index n`:
+//   k.check(c, p, n) -> reason     reason::ok, or why the node cannot take the pod
+//   k.name()         -> std::string_view   the plugin name used in configs ("GPUCheck")
+#pragma once
+
+#include <concepts>
+#include <string_view>
+
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/pod.hpp"
+#include "gpusched/core/reason.hpp"
+
+namespace gpusched {
+
+template <class K, class C>
+concept PreflightCheck = Cluster<C> && requires(const K& k, const C& c, const pod& p, node_index n) {
+  { k.check(c, p, n) } -> std::same_as<reason>;
+  { k.name() } -> std::convertible_to<std::string_view>;
+};
+
+// Overcommit ceiling: allocated + request must stay within capacity * ratio.
+// Ratios are in permille (1000 = no overcommit, 1200 = the seed's 120%).
+GPUSCHED_HD constexpr bool within_ceiling(std::int64_t allocated, std::int64_t request, std::int64_t capacity,
+                                          std::int64_t ratio_permille) noexcept {
+  return allocated + request <= capacity * ratio_permille / 1000;
+}
+
+}  // namespace gpusched

@@ -1,0 +1,225 @@
+// schedule_one: filter, score, select, choose devices — one pod, with an explained decision.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/core/binding.hpp"
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/reason.hpp"
+#include "gpusched/schedule/transaction.hpp"
+
+namespace gpusched {
+
+// What schedule_one needs of a profile; static_profile and dynamic_profile both model it.
+template <class P, class C>
+concept SchedulingProfile = Cluster<C> && requires(const P& p, const C& c, const pod& q, node_index n, reason* out,
+                                                  std::span<const node_index> nodes, std::int64_t* raw) {
+  p.filter(c, q, n, std::size_t{1}, out);
+  { p.score_plugin_count() } -> std::convertible_to<std::size_t>;
+  { p.score_plugin_name(std::size_t{0}) } -> std::convertible_to<std::string_view>;
+  { p.score_plugin_weight(std::size_t{0}) } -> std::convertible_to<std::int64_t>;
+  p.score(c, q, nodes, raw);
+  { p.select_gpus(c, q, n) } -> std::same_as<gpu_set>;
+};
+
+struct schedule_options {
+  // Kubernetes' percentageOfNodesToScore: 100 examines every node; 0 is Kubernetes' adaptive rule
+  // (50% - nodes/125, at least 5%, at least 100 nodes); 1..99 a fixed share. Examination starts
+  // where the previous cycle stopped, as in Kubernetes.
+  int percentage_of_nodes_to_score = 100;
+  std::uint64_t seed = 0;       // seeds the tie-break among equal best scores
+  bool explain_scores = false;  // fill schedule_result::breakdown for the chosen node
+};
+
+struct plugin_score {
+  std::string_view plugin;
+  std::int64_t score = 0;   // 0..100 after normalisation
+  std::int64_t weight = 0;  // contribution = score * weight
+};
+
+struct schedule_result {
+  bool scheduled = false;
+  binding where{};               // node and devices, when scheduled
+  std::int64_t score = 0;        // weighted sum of the chosen node
+  rejection_counts rejections;   // why the examined nodes that do not fit were rejected
+  std::uint32_t feasible = 0;    // nodes that fit among those examined
+  std::vector<plugin_score> breakdown;  // per plugin, when options.explain_scores
+
+  explicit operator bool() const noexcept { return scheduled; }
+  // "3/8 nodes fit: 5 insufficient GPU share; chose v100-4 with score 570 (LoadAware 32x10 + ...)".
+  [[nodiscard]] std::string explain(std::string_view node_name = {}) const;
+};
+
+inline std::string schedule_result::explain(std::string_view node_name) const {
+  std::string s = rejections.to_string();
+  if (scheduled) {
+    s += "; chose " + (node_name.empty() ? "node #" + std::to_string(where.node) : std::string(node_name)) +
+         " with score " + std::to_string(score);
+    if (!breakdown.empty()) {
+      s += " (";
+      for (std::size_t i = 0; i < breakdown.size(); ++i) {
+        if (i) s += " + ";
+        s += std::string(breakdown[i].plugin) + " " + std::to_string(breakdown[i].score) + "x" + std::to_string(breakdown[i].weight);
+      }
+      s += ")";
+    }
+  }
+  return s;
+}
+
+// kubernetes pkg/scheduler/schedule_one.go, numFeasibleNodesToFind.
+constexpr std::size_t num_feasible_nodes_to_find(int percentage, std::size_t all_nodes) noexcept {
+  constexpr std::size_t min_feasible_nodes_to_find = 100;
+  constexpr std::int64_t min_feasible_nodes_percentage_to_find = 5;
+  if (all_nodes < min_feasible_nodes_to_find || percentage >= 100) return all_nodes;
+  std::int64_t pct = percentage;
+  if (pct <= 0) {
+    pct = 50 - static_cast<std::int64_t>(all_nodes) / 125;
+    if (pct < min_feasible_nodes_percentage_to_find) pct = min_feasible_nodes_percentage_to_find;
+  }
+  const std::size_t n = all_nodes * static_cast<std::size_t>(pct) / 100;
+  return n < min_feasible_nodes_to_find ? min_feasible_nodes_to_find : n;
+}
+
+// A scheduler holds what persists between cycles: the profile, the seeded tie-break generator,
+// the round-robin start index, and scratch buffers that are reused so that scheduling a pod
+// allocates nothing after the first few cycles.
+template <Cluster C, class Profile>
+  requires SchedulingProfile<Profile, C>
+class scheduler {
+ public:
+  explicit scheduler(Profile profile, schedule_options opts = {})
+      : profile_(std::move(profile)), opts_(opts), rng_(opts.seed ^ 0x9E3779B97F4A7C15ULL) {
+    if (opts.percentage_of_nodes_to_score < 0 || opts.percentage_of_nodes_to_score > 100) {
+      throw invalid_argument_error("schedule_options.percentage_of_nodes_to_score", "must be within 0..100");
+    }
+  }
+
+  [[nodiscard]] const Profile& profile() const noexcept { return profile_; }
+  [[nodiscard]] const schedule_options& options() const noexcept { return opts_; }
+
+  // Decides where p would go; changes nothing in c.
+  [[nodiscard]] schedule_result schedule_one(const C& c, const pod& p) {
+    schedule_result res;
+    const std::size_t all = num_nodes(c);
+    if (all == 0) return res;
+    const std::size_t want = num_feasible_nodes_to_find(opts_.percentage_of_nodes_to_score, all);
+    if (next_start_ >= all) next_start_ = 0;
+
+    feasible_.clear();
+    std::size_t processed = 0;
+    while (processed < all && feasible_.size() < want) {
+      const std::size_t start = (next_start_ + processed) % all;
+      const std::size_t len = std::min({chunk, all - processed, all - start});
+      profile_.filter(c, p, static_cast<node_index>(start), len, reasons_);
+      for (std::size_t i = 0; i < len; ++i) {
+        res.rejections.add(reasons_[i]);
+        if (reasons_[i] == reason::ok) {
+          feasible_.push_back(static_cast<node_index>(start + i));
+          if (feasible_.size() == want) {
+            processed += i + 1;
+            goto done;  // Kubernetes stops as soon as enough feasible nodes are found
+          }
+        }
+      }
+      processed += len;
+    }
+  done:
+    res.rejections.examined = static_cast<std::uint32_t>(processed);
+    res.feasible = static_cast<std::uint32_t>(feasible_.size());
+    next_start_ = (next_start_ + processed) % all;
+    if (feasible_.empty()) return res;
+
+    const std::size_t plugins = profile_.score_plugin_count();
+    const std::size_t m = feasible_.size();
+    raw_.assign(plugins * m, 0);
+    if (plugins > 0) profile_.score(c, p, std::span<const node_index>(feasible_), raw_.data());
+
+    // selectHost: highest weighted sum; reservoir sampling among ties (schedule_one.go, selectHost),
+    // driven by the scheduler's seeded generator so equal inputs and seed give equal decisions.
+    std::size_t best = 0;
+    std::int64_t best_score = 0;
+    std::uint64_t ties = 0;
+    for (std::size_t j = 0; j < m; ++j) {
+      std::int64_t total = 0;
+      for (std::size_t k = 0; k < plugins; ++k) total += raw_[k * m + j] * weights_at(k);
+      if (j == 0 || total > best_score) {
+        best = j;
+        best_score = total;
+        ties = 1;
+      } else if (total == best_score) {
+        ++ties;
+        if (next_random() % ties == 0) best = j;
+      }
+    }
+    const node_index n = feasible_[best];
+    const gpu_set gpus = profile_.select_gpus(c, p, n);
+    if (p.wants_gpu() && gpus == 0) {
+      throw invalid_argument_error("profile.gpu_selector", "chose no devices on a node the checks accepted");
+    }
+    res.scheduled = true;
+    res.where = make_binding(p, n, gpus);
+    res.score = best_score;
+    if (opts_.explain_scores) {
+      res.breakdown.reserve(plugins);
+      for (std::size_t k = 0; k < plugins; ++k) {
+        res.breakdown.push_back(plugin_score{profile_.score_plugin_name(k), raw_[k * m + best], weights_at(k)});
+      }
+    }
+    return res;
+  }
+
+  // Decides and reserves. Returns the decision; the cluster changes only when scheduled.
+  schedule_result place_one(C& c, const pod& p)
+    requires MutableCluster<C>
+  {
+    schedule_result res = schedule_one(c, p);
+    if (res.scheduled) traits_of<C>::reserve(c, p, res.where);
+    return res;
+  }
+
+ private:
+  static constexpr std::size_t chunk = 512;
+
+  std::int64_t weights_at(std::size_t k) const {
+    if (weights_.size() != profile_.score_plugin_count()) {
+      weights_.resize(profile_.score_plugin_count());
+      for (std::size_t i = 0; i < weights_.size(); ++i) weights_[i] = profile_.score_plugin_weight(i);
+    }
+    return weights_[k];
+  }
+
+  std::uint64_t next_random() noexcept {  // splitmix64
+    std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+
+  Profile profile_;
+  schedule_options opts_;
+  std::uint64_t rng_;
+  std::size_t next_start_ = 0;
+  reason reasons_[chunk]{};
+  std::vector<node_index> feasible_;
+  std::vector<std::int64_t> raw_;
+  mutable std::vector<std::int64_t> weights_;
+};
+
+// One-shot convenience: a fresh scheduler per call (allocates; hosts that schedule many pods keep
+// a scheduler instead).
+template <Cluster C, class Profile>
+  requires SchedulingProfile<Profile, C>
+schedule_result schedule_one(const pod& p, const C& c, const Profile& profile, schedule_options opts = {}) {
+  scheduler<C, Profile> s(profile, opts);
+  return s.schedule_one(c, p);
+}
+
+}  // namespace gpusched

@@ -1,0 +1,50 @@
+// The Scorer concept (Kubernetes' Score + NormalizeScore extension points).
+//
+// For a scorer `s`, `const C& c` (a Cluster), `const pod& p`, `node_index n`:
+//   s.score(c, p, n) -> std::int64_t   0..100 (max_node_score), or a raw value when s normalises
+//   s.name()         -> std::string_view
+// Optional (detected): s.normalize(std::span<std::int64_t> scores) maps the raw scores of all
+// feasible nodes onto 0..100 in place, as Kubernetes' ScoreExtensions.NormalizeScore does.
+#pragma once
+
+#include <algorithm>
+#include <concepts>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/pod.hpp"
+
+namespace gpusched {
+
+inline constexpr std::int64_t max_node_score = 100;  // framework.MaxNodeScore
+inline constexpr std::int64_t min_weight = 1;        // KubeSchedulerConfiguration plugin weights
+inline constexpr std::int64_t max_weight = 100;
+
+template <class S, class C>
+concept Scorer = Cluster<C> && requires(const S& s, const C& c, const pod& p, node_index n) {
+  { s.score(c, p, n) } -> std::convertible_to<std::int64_t>;
+  { s.name() } -> std::convertible_to<std::string_view>;
+};
+
+template <class S>
+concept NormalizingScorer = requires(const S& s, std::span<std::int64_t> scores) { s.normalize(scores); };
+
+// Kubernetes' DefaultNormalizeScore: scale so that the highest score becomes 100; with reverse,
+// score = 100 - scaled. (kubernetes pkg/scheduler/framework/plugins/helper/normalize_score.go)
+inline void default_normalize_score(std::int64_t max_score_value, bool reverse, std::span<std::int64_t> scores) noexcept {
+  std::int64_t max_count = 0;
+  for (std::int64_t s : scores) max_count = std::max(max_count, s);
+  if (max_count == 0) {
+    if (reverse) std::fill(scores.begin(), scores.end(), max_score_value);
+    return;
+  }
+  for (std::int64_t& s : scores) {
+    s = max_score_value * s / max_count;
+    if (reverse) s = max_score_value - s;
+  }
+}
+
+}  // namespace gpusched

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Quick start, command 2: install what is missing, build, and run every test:
+# the Release suite (unit tests, header self-containment, consumer projects, CUDA compile where
+# nvcc exists), then the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh
+jobs=$(nproc)
+export CCACHE_BASEDIR="$PWD"
+
+echo "== Release build and tests"
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+cmake --build build/release -j "$jobs"
+ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+echo "== ASan + UBSan build and tests"
+cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DGPUSCHED_SANITIZE=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DGPUSCHED_BUILD_EXAMPLES=OFF -DGPUSCHED_BUILD_BENCHMARKS=OFF -DGPUSCHED_ENABLE_CUDA=OFF >/dev/null
+cmake --build build/sanitize -j "$jobs"
+ctest --test-dir build/sanitize --output-on-failure -j "$jobs"
