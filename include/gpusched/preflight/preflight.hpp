@@ -6,8 +6,10 @@
 #pragma once
 
 #include <concepts>
+#include <cstdint>
 #include <string_view>
 
+#include "gpusched/config.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/pod.hpp"
 #include "gpusched/core/reason.hpp"

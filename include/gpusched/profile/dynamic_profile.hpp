@@ -1,0 +1,129 @@
+// Dynamic profiles: plugins chosen at run time (by name, from a config file) behind type erasure.
+//
+// Each plugin is erased once per profile, not once per node: a check filters a chunk of nodes and
+// a scorer scores all feasible nodes in one virtual call, so the inner loops stay as fast as in a
+// static_profile.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/reason.hpp"
+#include "gpusched/preflight/preflight.hpp"
+#include "gpusched/profile/static_profile.hpp"
+#include "gpusched/schedule/gpu_selection.hpp"
+#include "gpusched/scoring/scorer.hpp"
+
+namespace gpusched {
+
+template <Cluster C>
+class dynamic_profile {
+ public:
+  dynamic_profile() : selector_(std::make_shared<selector_model<best_fit_gpus>>(best_fit_gpus{})) {}
+
+  // Appends a check; checks run in the order added and a node counts under the first that rejects it.
+  template <class K>
+    requires PreflightCheck<K, C>
+  dynamic_profile& add_check(K k) {
+    checks_.push_back(std::make_shared<check_model<K>>(std::move(k)));
+    return *this;
+  }
+
+  // Appends a scorer with its weight (1..100; throws invalid_argument_error otherwise).
+  template <class S>
+    requires Scorer<S, C>
+  dynamic_profile& add_score(S s, std::int64_t weight) {
+    validate_weight(weight, s.name());
+    scores_.push_back(score_entry{std::make_shared<score_model<S>>(std::move(s)), weight});
+    return *this;
+  }
+
+  template <class G>
+    requires GpuSelector<G, C>
+  dynamic_profile& set_gpu_selector(G g) {
+    selector_ = std::make_shared<selector_model<G>>(std::move(g));
+    return *this;
+  }
+
+  [[nodiscard]] std::size_t check_count() const noexcept { return checks_.size(); }
+  [[nodiscard]] std::string_view check_name(std::size_t i) const { return checks_[i]->name(); }
+  [[nodiscard]] std::string_view gpu_selector_name() const { return selector_->name(); }
+
+  // --- SchedulingProfile ---
+  void filter(const C& c, const pod& p, node_index first, std::size_t count, reason* out) const {
+    for (std::size_t i = 0; i < count; ++i) out[i] = reason::ok;
+    for (const auto& k : checks_) k->filter(c, p, first, count, out);
+  }
+  [[nodiscard]] std::size_t score_plugin_count() const noexcept { return scores_.size(); }
+  [[nodiscard]] std::string_view score_plugin_name(std::size_t i) const { return scores_[i].impl->name(); }
+  [[nodiscard]] std::int64_t score_plugin_weight(std::size_t i) const { return scores_[i].weight; }
+  void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* raw) const {
+    for (std::size_t k = 0; k < scores_.size(); ++k) scores_[k].impl->score(c, p, nodes, raw + k * nodes.size());
+  }
+  [[nodiscard]] gpu_set select_gpus(const C& c, const pod& p, node_index n) const { return selector_->select(c, p, n); }
+
+ private:
+  struct check_concept {
+    virtual ~check_concept() = default;
+    // Examines only the nodes still marked ok, so that the first rejecting check wins.
+    virtual void filter(const C& c, const pod& p, node_index first, std::size_t count, reason* out) const = 0;
+    [[nodiscard]] virtual std::string_view name() const = 0;
+  };
+  template <class K>
+  struct check_model final : check_concept {
+    explicit check_model(K k) : impl(std::move(k)) {}
+    void filter(const C& c, const pod& p, node_index first, std::size_t count, reason* out) const override {
+      for (std::size_t i = 0; i < count; ++i) {
+        if (out[i] == reason::ok) out[i] = impl.check(c, p, static_cast<node_index>(first + i));
+      }
+    }
+    [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    K impl;
+  };
+  struct score_concept {
+    virtual ~score_concept() = default;
+    virtual void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const = 0;
+    [[nodiscard]] virtual std::string_view name() const = 0;
+  };
+  template <class S>
+  struct score_model final : score_concept {
+    explicit score_model(S s) : impl(std::move(s)) {}
+    void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const override {
+      for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = static_cast<std::int64_t>(impl.score(c, p, nodes[j]));
+      if constexpr (NormalizingScorer<S>) impl.normalize(std::span<std::int64_t>(out, nodes.size()));
+    }
+    [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    S impl;
+  };
+  struct selector_concept {
+    virtual ~selector_concept() = default;
+    [[nodiscard]] virtual gpu_set select(const C& c, const pod& p, node_index n) const = 0;
+    [[nodiscard]] virtual std::string_view name() const = 0;
+  };
+  template <class G>
+  struct selector_model final : selector_concept {
+    explicit selector_model(G g) : impl(std::move(g)) {}
+    [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const override { return impl.select(c, p, n); }
+    [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    G impl;
+  };
+  struct score_entry {
+    std::shared_ptr<const score_concept> impl;
+    std::int64_t weight = 1;
+  };
+
+  // Plugins are immutable once added, so copies of a profile share them.
+  std::vector<std::shared_ptr<const check_concept>> checks_;
+  std::vector<score_entry> scores_;
+  std::shared_ptr<const selector_concept> selector_;
+};
+
+}  // namespace gpusched
