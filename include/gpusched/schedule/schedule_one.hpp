@@ -13,6 +13,7 @@
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/reason.hpp"
+#include "gpusched/schedule/tie_break.hpp"
 #include "gpusched/schedule/transaction.hpp"
 
 namespace gpusched {
@@ -36,6 +37,9 @@ struct schedule_options {
   int percentage_of_nodes_to_score = 100;
   std::uint64_t seed = 0;       // seeds the tie-break among equal best scores
   bool explain_scores = false;  // fill schedule_result::breakdown for the chosen node
+  // How ties at the best score are broken (schedule/tie_break.hpp); `hashed` decides as the batch
+  // engines do.
+  tie_break_rule tie_break = tie_break_rule::reservoir;
 };
 
 struct plugin_score {
@@ -147,9 +151,23 @@ class scheduler {
     std::size_t best = 0;
     std::int64_t best_score = 0;
     std::uint64_t ties = 0;
+    const bool hashed = opts_.tie_break == tie_break_rule::hashed;
+    const std::uint64_t pod_key = hashed ? pod_tie_key(p.name) : 0;
+    std::uint64_t best_key = 0;
     for (std::size_t j = 0; j < m; ++j) {
       std::int64_t total = 0;
       for (std::size_t k = 0; k < plugins; ++k) total += raw_[k * m + j] * weights_at(k);
+      if (hashed) {  // the largest (score, key, lowest index) wins; keys only computed for contenders
+        if (j == 0 || total >= best_score) {
+          const std::uint64_t key = tie_key(opts_.seed, pod_key, feasible_[j]);
+          if (j == 0 || ranks_before(total, key, feasible_[j], best_score, best_key, feasible_[best])) {
+            best = j;
+            best_score = total;
+            best_key = key;
+          }
+        }
+        continue;
+      }
       if (j == 0 || total > best_score) {
         best = j;
         best_score = total;
