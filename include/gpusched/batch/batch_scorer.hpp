@@ -39,6 +39,7 @@
 #include "gpusched/batch/plugin.hpp"
 #include "gpusched/batch/pod_table.hpp"
 #include "gpusched/batch/scorers.hpp"
+#include "gpusched/batch/simd.hpp"
 #include "gpusched/batch/thread_pool.hpp"
 #include "gpusched/batch/top_k.hpp"
 #include "gpusched/core/error.hpp"
@@ -128,9 +129,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       const std::size_t first = block * opts_.pod_block;
       const std::size_t last = std::min(pods.size(), first + opts_.pod_block);
       score_block(pods, first, last, scratch_[worker], [&](std::size_t pod, std::uint32_t node0, std::uint32_t count,
-                                                           const std::int32_t* total, std::uint32_t feasible) {
+                                                           const std::int32_t* total, std::uint32_t feasible, std::int32_t tile_max) {
         out.feasible_count(pod) += feasible;
-        merge_tile(out.list(pod), static_cast<std::uint32_t>(k), out.count(pod), total, node0, count, pods.tie_keys()[static_cast<Eigen::Index>(pod)]);
+        merge_tile(out.list(pod), static_cast<std::uint32_t>(k), out.count(pod), total, node0, count, tile_max,
+                   pods.tie_keys()[static_cast<Eigen::Index>(pod)]);
       });
     });
   }
@@ -144,7 +146,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       const std::size_t first = block * opts_.pod_block;
       const std::size_t last = std::min(pods.size(), first + opts_.pod_block);
       score_block(pods, first, last, scratch_[worker], [&](std::size_t pod, std::uint32_t node0, std::uint32_t count,
-                                                           const std::int32_t* total, std::uint32_t) {
+                                                           const std::int32_t* total, std::uint32_t, std::int32_t) {
         std::copy(total, total + count, &out(static_cast<Eigen::Index>(pod), static_cast<Eigen::Index>(node0)));
       });
     });
@@ -199,12 +201,14 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
  private:
   struct scratch {
     std::vector<std::int32_t> mask, total, raw;  // tile buffers; raw: per pod and normalising scorer, a row
+    std::vector<double> extra;                   // a tile of the scorers without a lane form
     std::vector<check_args> cargs;
     std::vector<score_args> sargs;
     std::vector<std::int32_t> row_mask;
     void reserve(std::size_t row, std::size_t block) {
-      mask.assign(max_tile, 0);
-      total.assign(max_tile, 0);
+      mask.assign(max_tile + 16, 0);
+      total.assign(max_tile + 16, 0);
+      extra.assign(max_tile + 16, 0.0);
       raw.assign(row * std::max<std::size_t>(1, scorer_count), 0);
       row_mask.assign(row, 0);
       cargs.resize(block);
@@ -306,15 +310,33 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     }
   }
 
+  // total[i] += w * score of node first + i; simd_lanes nodes at a time where the scorer has a
+  // lane form.
   template <class Sc>
   static void tile_add(typename batch_plugin<Sc>::node_view v, typename batch_plugin<Sc>::pod_args a, std::int32_t w,
                        std::uint32_t first, std::uint32_t count, std::int32_t* __restrict total) noexcept {
-    for (std::uint32_t i = 0; i < count; ++i) total[i] += w * batch_plugin<Sc>::score(v, a, first + i);
+    std::uint32_t i = 0;
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (HasLaneScore<Sc, simd_double>) {
+      for (; i + simd_lanes <= count; i += simd_lanes) {
+        add_lanes(total + i, w, batch_plugin<Sc>::template score_as<simd_double>(v, a, first + i));
+      }
+    }
+#endif
+    for (; i < count; ++i) total[i] += w * batch_plugin<Sc>::score(v, a, first + i);
   }
   template <class Sc>
   static void tile_raw(typename batch_plugin<Sc>::node_view v, typename batch_plugin<Sc>::pod_args a, std::uint32_t first,
                        std::uint32_t count, std::int32_t* __restrict raw) noexcept {
-    for (std::uint32_t i = 0; i < count; ++i) raw[i] = batch_plugin<Sc>::score(v, a, first + i);
+    std::uint32_t i = 0;
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (HasLaneScore<Sc, simd_double>) {
+      for (; i + simd_lanes <= count; i += simd_lanes) {
+        store_lanes(raw + i, batch_plugin<Sc>::template score_as<simd_double>(v, a, first + i));
+      }
+    }
+#endif
+    for (; i < count; ++i) raw[i] = batch_plugin<Sc>::score(v, a, first + i);
   }
 
   // Scores pods [first, last) against every node, tile by tile, and hands each pod's tile of
@@ -332,23 +354,93 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
         const std::uint32_t count = std::min(opts_.node_tile, n - node0);
         for (std::size_t p = first; p < last; ++p) {
-          std::int32_t* __restrict mask = s.mask.data();
-          std::int32_t* __restrict total = s.total.data();
-          const std::uint32_t feasible = tile_mask(s.cargs[p - first], node0, count, mask);
-          if (feasible == 0) {
-            for (std::uint32_t i = 0; i < count; ++i) total[i] = -1;
-          } else {
-            for (std::uint32_t i = 0; i < count; ++i) total[i] = 0;
-            const score_args& sa = s.sargs[p - first];
-            [&]<std::size_t... I>(std::index_sequence<I...>) {
-              (tile_add<S>(std::get<I>(score_views_), std::get<I>(sa), weights_[I], node0, count, total), ...);
-            }(std::index_sequence_for<S...>{});
-            for (std::uint32_t i = 0; i < count; ++i) total[i] = mask[i] != 0 ? total[i] : -1;
-          }
-          sink(p, node0, count, total, feasible);
+          std::int32_t tile_max = -1;
+          const std::uint32_t feasible = tile_totals(s.cargs[p - first], s.sargs[p - first], node0, count, s, tile_max);
+          sink(p, node0, count, s.total.data(), feasible, tile_max);
         }
       }
     }
+  }
+
+#if GPUSCHED_BATCH_SIMD
+  template <class Sc>
+  static constexpr bool lane_scorer = HasLaneScore<Sc, simd_double>;
+#else
+  template <class Sc>
+  static constexpr bool lane_scorer = false;
+#endif
+  static constexpr bool any_scalar_scorer = ((!lane_scorer<S>) || ... || false);
+
+  // One pod against one tile: s.total[i] = the weighted total of node node0 + i, or -1 where it
+  // does not fit; returns how many fit and sets tile_max. All scorers are summed in one pass over
+  // the tile (simd_lanes nodes at a time where a scorer has a lane form), in doubles holding
+  // integers, and converted to int32 once.
+  std::uint32_t tile_totals(const check_args& ca, const score_args& sa, std::uint32_t node0, std::uint32_t count, scratch& s,
+                            std::int32_t& tile_max) const noexcept {
+    std::int32_t* __restrict mask = s.mask.data();
+    std::int32_t* __restrict total = s.total.data();
+    const std::uint32_t feasible = tile_mask(ca, node0, count, mask);
+    if (feasible == 0) {
+      for (std::uint32_t i = 0; i < count; ++i) total[i] = -1;
+      tile_max = -1;
+      return 0;
+    }
+    double* __restrict extra = s.extra.data();
+    if constexpr (any_scalar_scorer) {
+      for (std::uint32_t i = 0; i < count; ++i) extra[i] = 0.0;
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((lane_scorer<S> ? void() : tile_add_scalar<S>(std::get<I>(score_views_), std::get<I>(sa), weights_[I], node0, count, extra)), ...);
+      }(std::index_sequence_for<S...>{});
+    }
+    std::uint32_t i = 0;
+    std::int32_t best = -1;
+#if GPUSCHED_BATCH_SIMD
+    simd_int32 vbest = simd_int32{} - 1;
+    for (; i + simd_lanes <= count; i += simd_lanes) {
+      simd_double acc{};
+      if constexpr (any_scalar_scorer) acc = load_vector<simd_double>(extra + i);
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((lane_scorer<S> ? (acc += formula::splat<simd_double>(weights_[I]) *
+                                   lane_score<S>(std::get<I>(score_views_), std::get<I>(sa), node0 + i),
+                            0)
+                         : 0),
+         ...);
+      }(std::index_sequence_for<S...>{});
+      const simd_int32 fits = load_vector<simd_int32>(mask + i);
+      const simd_int32 t = fits != 0 ? __builtin_convertvector(acc, simd_int32) : simd_int32{} - 1;
+      store_vector(total + i, t);
+      vbest = vbest > t ? vbest : t;
+    }
+    for (std::uint32_t l = 0; l < simd_lanes; ++l) best = std::max(best, vbest[l]);
+#endif
+    for (; i < count; ++i) {
+      double acc = any_scalar_scorer ? extra[i] : 0.0;
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((lane_scorer<S> ? (acc += weights_[I] * static_cast<double>(batch_plugin<S>::score(std::get<I>(score_views_), std::get<I>(sa), node0 + i)), 0) : 0), ...);
+      }(std::index_sequence_for<S...>{});
+      total[i] = mask[i] != 0 ? static_cast<std::int32_t>(acc) : -1;
+      best = std::max(best, total[i]);
+    }
+    tile_max = best;
+    return feasible;
+  }
+
+#if GPUSCHED_BATCH_SIMD
+  template <class Sc>
+  static simd_double lane_score(const typename batch_plugin<Sc>::node_view& v, const typename batch_plugin<Sc>::pod_args& a,
+                                std::uint32_t n) noexcept {
+    if constexpr (HasLaneScore<Sc, simd_double>) {
+      return batch_plugin<Sc>::template score_as<simd_double>(v, a, n);
+    } else {
+      return simd_double{};
+    }
+  }
+#endif
+
+  template <class Sc>
+  static void tile_add_scalar(const typename batch_plugin<Sc>::node_view& v, const typename batch_plugin<Sc>::pod_args& a,
+                              std::int32_t w, std::uint32_t first, std::uint32_t count, double* __restrict out) noexcept {
+    for (std::uint32_t i = 0; i < count; ++i) out[i] += w * static_cast<double>(batch_plugin<Sc>::score(v, a, first + i));
   }
 
   // Profiles with a normalising scorer: a first pass gives the feasible nodes and each normalising
@@ -386,8 +478,12 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
               : tile_add<S>(std::get<I>(score_views_), std::get<I>(sa), weights_[I], node0, count, total)),
          ...);
       }(std::index_sequence_for<S...>{});
-      for (std::uint32_t i = 0; i < count; ++i) total[i] = mask[i] != 0 ? total[i] : -1;
-      sink(pod, node0, count, total, feasible);
+      std::int32_t tile_max = -1;
+      for (std::uint32_t i = 0; i < count; ++i) {
+        total[i] = mask[i] != 0 ? total[i] : -1;
+        tile_max = std::max(tile_max, total[i]);
+      }
+      sink(pod, node0, count, total, feasible, tile_max);
     }
   }
 
@@ -409,16 +505,21 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
 
   // Folds a tile of totals into a pod's best-first list.
   void merge_tile(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total, std::uint32_t node0,
-                  std::uint32_t count, std::uint64_t pod_key) const noexcept {
-    std::int32_t tile_max = -1;
-    for (std::uint32_t i = 0; i < count; ++i) tile_max = std::max(tile_max, total[i]);
+                  std::uint32_t count, std::int32_t tile_max, std::uint64_t pod_key) const noexcept {
     std::int32_t floor = size == k ? list[k - 1].score : 0;
     if (tile_max < 0 || tile_max < floor) return;
-    for (std::uint32_t i = 0; i < count; ++i) {
-      if (total[i] < floor) continue;
-      const std::uint32_t node = node0 + i;
-      top_k_insert(list, k, size, candidate{total[i], node, tie_key(opts_.seed, pod_key, node)});
-      floor = size == k ? list[k - 1].score : 0;
+    constexpr std::uint32_t chunk = 32;  // skip runs of nodes below the floor with a vectorised max
+    for (std::uint32_t c0 = 0; c0 < count; c0 += chunk) {
+      const std::uint32_t c1 = std::min(count, c0 + chunk);
+      std::int32_t m = -1;
+      for (std::uint32_t i = c0; i < c1; ++i) m = std::max(m, total[i]);
+      if (m < floor) continue;
+      for (std::uint32_t i = c0; i < c1; ++i) {
+        if (total[i] < floor) continue;
+        const std::uint32_t node = node0 + i;
+        top_k_insert(list, k, size, candidate{total[i], node, tie_key(opts_.seed, pod_key, node)});
+        floor = size == k ? list[k - 1].score : 0;
+      }
     }
   }
 

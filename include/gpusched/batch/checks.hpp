@@ -92,7 +92,7 @@ struct batch_plugin<gpu_check> {
         const std::uint64_t* __restrict model = v.model_bit + base;
         const std::uint64_t allowed = a.allowed;
         for (std::uint32_t i = 0; i < count; ++i) {
-          fitting[i] += ((model[i] & allowed) != 0 && device_fits(milli[i], mem[i], want, want_mem)) ? 1 : 0;
+          fitting[i] += static_cast<std::int32_t>((model[i] & allowed) != 0) & (device_fits(milli[i], mem[i], want, want_mem) ? 1 : 0);
         }
       }
     }

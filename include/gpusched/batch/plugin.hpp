@@ -92,6 +92,14 @@ concept BatchScorer = BatchPlugin<P> && requires(const typename batch_plugin<P>:
   { batch_plugin<P>::normalize } -> std::convertible_to<normalization>;
 };
 
+// Scorers whose score is `static_cast<std::int32_t>(score_as<double>(v, a, n))` and whose
+// score_as<T> also runs on T = simd_double (simd_lanes nodes from n): the CPU engine calls that.
+template <class P, class T>
+concept HasLaneScore = requires(const typename batch_plugin<P>::node_view& v, const typename batch_plugin<P>::pod_args& a,
+                                std::uint32_t n) {
+  { batch_plugin<P>::template score_as<T>(v, a, n) } -> std::same_as<T>;
+};
+
 template <class P>
 concept HasFitsTile = requires(const typename batch_plugin<P>::node_view& v, const typename batch_plugin<P>::pod_args& a,
                                std::uint32_t n, std::int32_t* mask) { batch_plugin<P>::fits_tile(v, a, n, n, mask); };

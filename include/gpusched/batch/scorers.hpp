@@ -20,6 +20,7 @@
 #include <string>
 
 #include "gpusched/batch/plugin.hpp"
+#include "gpusched/batch/simd.hpp"
 #include "gpusched/config.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/scoring/formulas.hpp"
@@ -72,7 +73,7 @@ class resource_columns {
     for (int r = 0; r < resource_kinds; ++r) {
       base_[r][n] = static_cast<double>(base[r]);
       cap_[r][n] = static_cast<double>(cap[r]);
-      rcp_[r][n] = cap[r] == 0 ? 0.0 : 1.0 / static_cast<double>(cap[r]);
+      rcp_[r][n] = cap[r] == 0 ? 0.0 : 1.0 / static_cast<double>(cap[r]);  // reciprocal_division's rcp
     }
     rcp_w_[n] = wsum == 0 ? 0.0 : 1.0 / static_cast<double>(wsum);
   }
@@ -122,16 +123,28 @@ struct request_args {
   double request[resource_kinds];
 };
 
-// The three reciprocal divisions of node n.
-GPUSCHED_HD void dividers_of(const resource_columns::view& v, std::uint32_t n, formula::reciprocal_division (&div)[resource_kinds],
-                             double (&requested)[resource_kinds], double (&capacity)[resource_kinds],
-                             const double (&request)[resource_kinds]) noexcept {
-  for (int r = 0; r < resource_kinds; ++r) {
-    div[r] = formula::reciprocal_division{v.rcp[r][n]};
-    requested[r] = v.base[r][n] + request[r];
-    capacity[r] = v.capacity[r][n];
+// The inputs of least/most_requested_mean at node n (or at simd_lanes nodes from n): requested =
+// base + the pod's request, the capacities, a reciprocal division per resource and one for the
+// weight sum.
+template <class T>
+struct resource_inputs {
+  T requested[resource_kinds];
+  T capacity[resource_kinds];
+  T weight[resource_kinds];
+  formula::reciprocal_division<T> div[resource_kinds];
+  formula::reciprocal_division<T> by_weight_sum;
+
+  GPUSCHED_HD resource_inputs(const resource_columns::view& v, const double (&request)[resource_kinds], std::uint32_t n) noexcept {
+    using io = lane_io<T>;
+    for (int r = 0; r < resource_kinds; ++r) {
+      requested[r] = io::load(v.base[r], n) + formula::splat<T>(request[r]);
+      capacity[r] = io::load(v.capacity[r], n);
+      weight[r] = formula::splat<T>(v.weight[r]);
+      div[r] = formula::reciprocal_division<T>{io::load(v.rcp[r], n)};
+    }
+    by_weight_sum = formula::reciprocal_division<T>{io::load(v.rcp_weight_sum, n)};
   }
-}
+};
 
 // least_allocated and most_allocated differ only in the formula.
 template <class Plugin, bool Least>
@@ -168,16 +181,18 @@ struct node_resources_batch {
              s.weights.gpu != 0 ? static_cast<double>(pods.gpu_milli_total(i)) : 0.0}};
   }
 
-  GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
-    formula::reciprocal_division div[resource_kinds];
-    double requested[resource_kinds], capacity[resource_kinds];
-    dividers_of(v, n, div, requested, capacity, a.request);
-    const formula::reciprocal_division by_weight_sum{v.rcp_weight_sum[n]};
+  // One node (T = double) or simd_lanes nodes (T = simd_double) from n.
+  template <class T>
+  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    const resource_inputs<T> in(v, a.request, n);
     if constexpr (Least) {
-      return static_cast<std::int32_t>(formula::least_requested_mean(requested, capacity, v.weight, resource_kinds, div, by_weight_sum));
+      return formula::least_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
     } else {
-      return static_cast<std::int32_t>(formula::most_requested_mean(requested, capacity, v.weight, resource_kinds, div, by_weight_sum));
+      return formula::most_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
     }
+  }
+  GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    return static_cast<std::int32_t>(score_as<double>(v, a, n));
   }
 };
 
@@ -233,12 +248,13 @@ struct batch_plugin<load_aware> {
              static_cast<double>(pods.gpu_milli_total(i))}};
   }
 
+  template <class T>
+  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    const detail::resource_inputs<T> in(v, a.request, n);
+    return formula::least_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
+  }
   GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
-    formula::reciprocal_division div[resource_kinds];
-    double requested[resource_kinds], capacity[resource_kinds];
-    detail::dividers_of(v, n, div, requested, capacity, a.request);
-    return static_cast<std::int32_t>(formula::least_requested_mean(requested, capacity, v.weight, resource_kinds, div,
-                                                                    formula::reciprocal_division{v.rcp_weight_sum[n]}));
+    return static_cast<std::int32_t>(score_as<double>(v, a, n));
   }
 };
 
@@ -278,10 +294,15 @@ struct batch_plugin<qos_aware> {
     return {pods.qos_of(i), gpu ? 2 : 0, gpu ? static_cast<double>(pods.gpu_milli_total(i)) : static_cast<double>(pods.cpu_milli()[k])};
   }
 
-  GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+  template <class T>
+  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    using io = lane_io<T>;
     const int r = a.resource;
-    return static_cast<std::int32_t>(formula::qos_aware_score(a.qos, v.base[r][n] + a.request, v.capacity[r][n],
-                                                              formula::reciprocal_division{v.rcp[r][n]}));
+    return formula::qos_aware_score(a.qos, io::load(v.base[r], n) + formula::splat<T>(a.request), io::load(v.capacity[r], n),
+                                    formula::reciprocal_division<T>{io::load(v.rcp[r], n)});
+  }
+  GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    return static_cast<std::int32_t>(score_as<double>(v, a, n));
   }
 };
 
@@ -330,9 +351,13 @@ struct batch_plugin<model_affinity> {
     return {same != 0, same, bad};
   }
 
+  template <class T>
+  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    const auto served = lane_io<T>::load(v.served, n);
+    return formula::model_affinity_score<T>(a.has_model_type, (served & a.same) != 0, (served & a.interfering) != 0);
+  }
   GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
-    const std::uint64_t served = v.served[n];
-    return static_cast<std::int32_t>(formula::model_affinity_score(a.has_model_type, (served & a.same) != 0, (served & a.interfering) != 0));
+    return static_cast<std::int32_t>(score_as<double>(v, a, n));
   }
 };
 

@@ -19,8 +19,27 @@ namespace gpusched::formula {
 inline constexpr std::int64_t max_score = 100;
 
 // ---------------------------------------------------------------------------------------------
-// Division policies. Both return floor(num / den) for 0 <= num and 0 < den; for den == 0 or
-// num < 0 they return some value that the formulas below discard.
+// Numbers. The formulas below that the batch engines vectorise are templates over a number type
+// T: std::int64_t (the per-pod plugins: Kubernetes' int64 arithmetic), double holding integers
+// (the CUDA kernels), or a SIMD vector of doubles (the CPU batch engine; gpusched/batch/simd.hpp
+// specialises number_traits for it). They are written so that every operation means the same for
+// all three: no short-circuit && / ||, no casts to T, only selects (c ? a : b).
+
+template <class T>
+struct number_traits {
+  template <class U>
+  GPUSCHED_HD static constexpr T from(U v) noexcept { return static_cast<T>(v); }
+  // Toward zero, for floating T holding a value within int32.
+  GPUSCHED_HD static constexpr T truncate(T x) noexcept { return static_cast<T>(static_cast<std::int32_t>(x)); }
+};
+
+// T with every lane equal to v.
+template <class T, class U>
+GPUSCHED_HD constexpr T splat(U v) noexcept { return number_traits<T>::from(v); }
+
+// ---------------------------------------------------------------------------------------------
+// Division policies: floor(num / den) for num >= 0 and den > 0. For den == 0 they return 0 (the
+// formulas discard that value).
 
 // The reference: Go's / on int64.
 struct integer_division {
@@ -29,38 +48,38 @@ struct integer_division {
   }
 };
 
-// floor(num / den) from a precomputed reciprocal rcp = 1.0 / den, for doubles holding integers with
-// 0 <= num < 2^53, 0 < den < 2^46 and a quotient below 1000. Exact on that domain: num * rcp is
-// within 3e-14 of the true quotient, so its truncation is off by at most one, and the remainder
-// num - q * den (computed exactly: every term is an integer below 2^53) tells which way to correct.
-// Branch-free, so loops over nodes vectorise. (Same idea as Granlund & Montgomery, "Division by
-// invariant integers using multiplication", PLDI 1994, with doubles instead of a fixed-point magic.)
+// floor(num / den) from a precomputed reciprocal rcp = 1.0 / den (0 when den == 0), for values
+// holding integers with 0 <= num < 2^52, 0 < den <= 2^40 and a quotient below 2^10. Exact on that
+// domain: (num + 0.5) / den lies at least 0.5 / den >= 2^-41 away from every integer, while the
+// computed product (num + 0.5) * rcp differs from it by at most 2^10 * 2^-52 = 2^-42 (two
+// roundings of relative error 2^-53 each), so truncating the product gives the quotient. No
+// branch, no correction step: loops over nodes vectorise. The formulas below only divide
+// numerators within 0..100 * den. (In the spirit of Granlund & Montgomery, "Division by invariant
+// integers using multiplication", PLDI 1994: one reciprocal per divisor, reused.)
+template <class T = double>
 struct reciprocal_division {
-  double rcp = 0.0;
-  GPUSCHED_HD double operator()(double num, double den) const noexcept {
-    double x = num * rcp;
-    x = x < 0.0 ? 0.0 : x;
-    x = x > 1.0e3 ? 1.0e3 : x;  // keeps the conversion defined; out-of-domain values are discarded
-    double q = static_cast<double>(static_cast<std::int32_t>(x));
-    const double r = num - q * den;
-    q = r < 0.0 ? q - 1.0 : q;
-    q = r >= den ? q + 1.0 : q;
-    return q;
+  T rcp{};
+  GPUSCHED_HD T operator()(T num, T /*den*/) const noexcept {
+    return number_traits<T>::truncate((num + splat<T>(0.5)) * rcp);
   }
 };
 
-// The batch engines use reciprocal_division when every value they feed it stays below this bound
-// (capacities, allocations, usages and requests): then (capacity - requested) * 100 < 2^53.
-inline constexpr std::int64_t reciprocal_domain_limit = std::int64_t{1} << 44;
+// The batch engines use reciprocal_division on values within this bound (capacities, allocations,
+// usages and requests, checked by gpusched::batch::node_table and pod_table): then every divisor is
+// at most 2^40 and every numerator, (capacity - requested) * 100 and the like, below 2^52.
+inline constexpr std::int64_t reciprocal_domain_limit = std::int64_t{1} << 40;
 
 // ---------------------------------------------------------------------------------------------
 // Kubernetes' NodeResources scores.
 
 // kubernetes pkg/scheduler/framework/plugins/noderesources/least_allocated.go, leastRequestedScore
+// (requested above capacity, or no capacity: 0).
 template <class T, class Divide>
 GPUSCHED_HD constexpr T least_requested_with(T requested, T capacity, Divide divide) noexcept {
-  const T q = divide((capacity - requested) * static_cast<T>(max_score), capacity);
-  return (capacity == static_cast<T>(0) || requested > capacity) ? static_cast<T>(0) : q;
+  const T zero{};
+  const T free = capacity - requested;
+  const T q = divide((free > zero ? free : zero) * splat<T>(max_score), capacity);
+  return ((capacity == zero) | (requested > capacity)) ? zero : q;
 }
 GPUSCHED_HD constexpr std::int64_t least_requested(std::int64_t requested, std::int64_t capacity) noexcept {
   return least_requested_with(requested, capacity, integer_division{});
@@ -70,9 +89,10 @@ GPUSCHED_HD constexpr std::int64_t least_requested(std::int64_t requested, std::
 // (pods with no requests get minimum values; requested above capacity counts as capacity).
 template <class T, class Divide>
 GPUSCHED_HD constexpr T most_requested_with(T requested, T capacity, Divide divide) noexcept {
+  const T zero{};
   const T capped = requested > capacity ? capacity : requested;
-  const T q = divide(capped * static_cast<T>(max_score), capacity);
-  return capacity == static_cast<T>(0) ? static_cast<T>(0) : q;
+  const T q = divide(capped * splat<T>(max_score), capacity);
+  return capacity == zero ? zero : q;
 }
 GPUSCHED_HD constexpr std::int64_t most_requested(std::int64_t requested, std::int64_t capacity) noexcept {
   return most_requested_with(requested, capacity, integer_division{});
@@ -85,43 +105,45 @@ GPUSCHED_HD constexpr std::int64_t most_requested(std::int64_t requested, std::i
 template <class T, class Divide>
 GPUSCHED_HD constexpr T resource_weighted_mean(const T* scores, const T* weights, const T* capacities, int count,
                                                Divide divide) noexcept {
-  T sum = 0, weight_sum = 0;
+  const T zero{};
+  T sum = zero, weight_sum = zero;
   for (int r = 0; r < count; ++r) {
-    const bool used = weights[r] != static_cast<T>(0) && capacities[r] != static_cast<T>(0);
-    sum += used ? scores[r] * weights[r] : static_cast<T>(0);
-    weight_sum += used ? weights[r] : static_cast<T>(0);
+    const auto used = (weights[r] != zero) & (capacities[r] != zero);
+    sum += used ? scores[r] * weights[r] : zero;
+    weight_sum += used ? weights[r] : zero;
   }
   const T q = divide(sum, weight_sum);
-  return weight_sum == static_cast<T>(0) ? static_cast<T>(0) : q;
+  return weight_sum == zero ? zero : q;
 }
 
 // The weight sum resource_weighted_mean divides by, for a node with these capacities.
 template <class T>
 GPUSCHED_HD constexpr T resource_weight_sum(const T* weights, const T* capacities, int count) noexcept {
-  T weight_sum = 0;
-  for (int r = 0; r < count; ++r) {
-    weight_sum += (weights[r] != static_cast<T>(0) && capacities[r] != static_cast<T>(0)) ? weights[r] : static_cast<T>(0);
-  }
+  T weight_sum{};
+  for (int r = 0; r < count; ++r) weight_sum += (weights[r] != T{} && capacities[r] != T{}) ? weights[r] : T{};
   return weight_sum;
 }
 
-// LeastAllocated's (and LoadAware's) node score: leastRequestedScore per resource, then their
-// weighted mean. per_resource[r] divides by capacity[r]; by_weight_sum by the weight sum.
+// LeastAllocated's (and LoadAware's) node score over the three resources (cpu, memory, GPU milli):
+// leastRequestedScore per resource, then their weighted mean. per_resource[r] divides by
+// capacity[r]; by_weight_sum by the weight sum.
 template <class T, class Divide>
-GPUSCHED_HD constexpr T least_requested_mean(const T* requested, const T* capacity, const T* weights, int count,
-                                             const Divide* per_resource, Divide by_weight_sum) noexcept {
-  T scores[4] = {0, 0, 0, 0};
-  for (int r = 0; r < count && r < 4; ++r) scores[r] = least_requested_with(requested[r], capacity[r], per_resource[r]);
-  return resource_weighted_mean(scores, weights, capacity, count < 4 ? count : 4, by_weight_sum);
+GPUSCHED_HD constexpr T least_requested_mean(const T (&requested)[3], const T (&capacity)[3], const T (&weights)[3],
+                                             const Divide (&per_resource)[3], Divide by_weight_sum) noexcept {
+  const T scores[3] = {least_requested_with(requested[0], capacity[0], per_resource[0]),
+                       least_requested_with(requested[1], capacity[1], per_resource[1]),
+                       least_requested_with(requested[2], capacity[2], per_resource[2])};
+  return resource_weighted_mean(scores, weights, capacity, 3, by_weight_sum);
 }
 
 // MostAllocated's node score: mostRequestedScore per resource, then their weighted mean.
 template <class T, class Divide>
-GPUSCHED_HD constexpr T most_requested_mean(const T* requested, const T* capacity, const T* weights, int count,
-                                            const Divide* per_resource, Divide by_weight_sum) noexcept {
-  T scores[4] = {0, 0, 0, 0};
-  for (int r = 0; r < count && r < 4; ++r) scores[r] = most_requested_with(requested[r], capacity[r], per_resource[r]);
-  return resource_weighted_mean(scores, weights, capacity, count < 4 ? count : 4, by_weight_sum);
+GPUSCHED_HD constexpr T most_requested_mean(const T (&requested)[3], const T (&capacity)[3], const T (&weights)[3],
+                                            const Divide (&per_resource)[3], Divide by_weight_sum) noexcept {
+  const T scores[3] = {most_requested_with(requested[0], capacity[0], per_resource[0]),
+                       most_requested_with(requested[1], capacity[1], per_resource[1]),
+                       most_requested_with(requested[2], capacity[2], per_resource[2])};
+  return resource_weighted_mean(scores, weights, capacity, 3, by_weight_sum);
 }
 
 // kubernetes pkg/scheduler/framework/plugins/helper/shape_score.go, BuildBrokenLinearFunction:
@@ -213,10 +235,14 @@ GPUSCHED_HD std::int64_t load_aware_used(bool measured, double used_fraction, st
 }
 
 // gpusched's ModelAffinity rule (no published formula): 50 neutral, +50 when the node serves the
-// pod's model type, -50 when it serves a model type that interferes with it.
-GPUSCHED_HD constexpr std::int64_t model_affinity_score(bool has_model_type, bool serves_same, bool serves_interfering) noexcept {
-  if (!has_model_type) return 50;
-  return 50 + (serves_same ? 50 : 0) - (serves_interfering ? 50 : 0);
+// pod's model type, -50 when it serves a model type that interferes with it. `Mask` is bool, or a
+// SIMD comparison result when T is a SIMD vector.
+template <class T, class Mask>
+GPUSCHED_HD constexpr T model_affinity_score(bool has_model_type, Mask serves_same, Mask serves_interfering) noexcept {
+  const T zero{};
+  const T fifty = splat<T>(50);
+  const T s = fifty + (serves_same ? fifty : zero) - (serves_interfering ? fifty : zero);
+  return has_model_type ? s : fifty;
 }
 
 // gpusched's QoSAware rule: a Guaranteed pod scores leastRequestedScore, a BestEffort pod
@@ -225,7 +251,7 @@ template <class T, class Divide>
 GPUSCHED_HD constexpr T qos_aware_score(qos_class q, T requested, T capacity, Divide divide) noexcept {
   const T least = least_requested_with(requested, capacity, divide);
   const T most = most_requested_with(requested, capacity, divide);
-  return q == qos_class::burstable ? static_cast<T>(50) : (q == qos_class::guaranteed ? least : most);
+  return q == qos_class::burstable ? splat<T>(50) : (q == qos_class::guaranteed ? least : most);
 }
 
 // Kubernetes' DefaultNormalizeScore for one score, given the highest score of the feasible nodes
@@ -236,7 +262,7 @@ template <class T, class Divide>
 GPUSCHED_HD constexpr T default_normalized(T score, T max_count, T max_priority, bool reverse, Divide divide) noexcept {
   const T scaled = divide(max_priority * score, max_count);
   const T out = reverse ? max_priority - scaled : scaled;
-  return max_count == static_cast<T>(0) ? (reverse ? max_priority : score) : out;
+  return max_count == T{} ? (reverse ? max_priority : score) : out;
 }
 
 // FGD's mapping of a fragmentation change to a score (Weng et al., USENIX ATC'23, and the authors'

@@ -41,9 +41,9 @@ struct load_aware {
     const std::int64_t requested[resource_kinds] = {used[0] + estimated_request(p)[0], used[1] + estimated_request(p)[1],
                                                     used[2] + estimated_request(p)[2]};
     const std::int64_t capacity[resource_kinds] = {r.cpu_capacity, r.mem_capacity, gpu_cap};
+    const std::int64_t w[resource_kinds] = {weights.cpu, weights.memory, weights.gpu};
     constexpr formula::integer_division div[resource_kinds] = {};
-    return formula::least_requested_mean(requested, capacity, weights.as_array().data(), resource_kinds, div,
-                                         formula::integer_division{});
+    return formula::least_requested_mean(requested, capacity, w, div, formula::integer_division{});
   }
 
   // The usage this pod adds, as Koordinator estimates it: cpu 85%, memory 70% of the request; GPU

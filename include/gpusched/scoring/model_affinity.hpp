@@ -31,7 +31,7 @@ struct model_affinity {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     if constexpr (ServedModels<C>) {
-      if (p.model_type.empty()) return formula::model_affinity_score(false, false, false);
+      if (p.model_type.empty()) return formula::model_affinity_score<std::int64_t>(false, false, false);
       bool same = false, bad = false;
       for (const auto& mc : traits_of<C>::node_model_types(c, n)) {
         if (mc.replicas <= 0) continue;
@@ -41,10 +41,10 @@ struct model_affinity {
           bad = true;
         }
       }
-      return formula::model_affinity_score(true, same, bad);
+      return formula::model_affinity_score<std::int64_t>(true, same, bad);
     } else {
       (void)c, (void)n;
-      return formula::model_affinity_score(!p.model_type.empty(), false, false);
+      return formula::model_affinity_score<std::int64_t>(!p.model_type.empty(), false, false);
     }
   }
 };

@@ -23,8 +23,10 @@ struct least_allocated {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
-    return formula::least_requested_mean(u.requested.data(), u.capacity.data(), weights.as_array().data(), resource_kinds,
-                                         detail::int_div3, formula::integer_division{});
+    const std::int64_t requested[3] = {u.requested[0], u.requested[1], u.requested[2]};
+    const std::int64_t capacity[3] = {u.capacity[0], u.capacity[1], u.capacity[2]};
+    const std::int64_t w[3] = {weights.cpu, weights.memory, weights.gpu};
+    return formula::least_requested_mean(requested, capacity, w, detail::int_div3, formula::integer_division{});
   }
 };
 
@@ -35,8 +37,10 @@ struct most_allocated {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
-    return formula::most_requested_mean(u.requested.data(), u.capacity.data(), weights.as_array().data(), resource_kinds,
-                                        detail::int_div3, formula::integer_division{});
+    const std::int64_t requested[3] = {u.requested[0], u.requested[1], u.requested[2]};
+    const std::int64_t capacity[3] = {u.capacity[0], u.capacity[1], u.capacity[2]};
+    const std::int64_t w[3] = {weights.cpu, weights.memory, weights.gpu};
+    return formula::most_requested_mean(requested, capacity, w, detail::int_div3, formula::integer_division{});
   }
 };
 

@@ -1,0 +1,81 @@
+// Batch scoring and assignment. Names are stable so results compare across commits
+// (docs/benchmarks.md). Rates are pair-scores per second: one pair-score is one (pod, node) pair
+// filtered, scored by every plugin, weighted and ranked.
+//
+//   BM_ScorePairs/per_pair/<nodes>   schedule_one per pod through the Cluster concept and a
+//                                    dynamic profile (GPUCheck + LoadAware 10 + ModelAffinity 5)
+//   BM_ScorePairs/batch_cpu/<nodes>  the same pods and profile (static) through batch_scorer,
+//                                    top-1 per pod, one thread
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <vector>
+
+#include <gpusched/batch/batch_scorer.hpp>
+#include <gpusched/core/in_memory_cluster.hpp>
+#include <gpusched/preflight/gpu_check.hpp>
+#include <gpusched/profile/dynamic_profile.hpp>
+#include <gpusched/profile/static_profile.hpp>
+#include <gpusched/schedule/schedule_one.hpp>
+#include <gpusched/scoring/load_aware.hpp>
+#include <gpusched/scoring/model_affinity.hpp>
+
+#include "batch_workload.hpp"
+
+using namespace gpusched;
+
+namespace {
+
+constexpr int score_pods = 256;
+
+model_affinity seed_affinity() {
+  model_affinity m;
+  m.interfering.emplace_back(short_name("resnet50"), short_name("bert"));
+  return m;
+}
+
+auto seed_static_profile() {
+  return make_profile(checks(gpu_check{}), scores(weighted{load_aware{}, 10}, weighted{seed_affinity(), 5}));
+}
+
+void pair_rate(benchmark::State& state, std::int64_t pairs) {
+  state.counters["pair_scores"] = benchmark::Counter(static_cast<double>(pairs), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_ScorePairs_per_pair(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const in_memory_cluster& c = bench::gpu_cluster(nodes, 1);
+  const std::vector<pod> pods = bench::pending_pods(score_pods, 2);
+  dynamic_profile<in_memory_cluster> prof;
+  prof.add_check(gpu_check{});
+  prof.add_score(load_aware{}, 10);
+  prof.add_score(seed_affinity(), 5);
+  scheduler<in_memory_cluster, dynamic_profile<in_memory_cluster>> s(prof, {100, 1, false, tie_break_rule::hashed});
+  for (auto _ : state) {
+    for (const pod& p : pods) benchmark::DoNotOptimize(s.schedule_one(c, p).where.node);
+  }
+  pair_rate(state, std::int64_t{nodes} * score_pods);
+}
+
+void BM_ScorePairs_batch_cpu(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const in_memory_cluster& c = bench::gpu_cluster(nodes, 1);
+  const std::vector<pod> pods = bench::pending_pods(score_pods, 2);
+  batch::node_table t(c);
+  batch::pod_table pt(pods, t);
+  auto engine = batch::make_batch_scorer(seed_static_profile(), {1, 1, 512, 8});
+  engine.prepare(t);
+  batch::top_k_result top;
+  engine.top_k(pt, 1, top);  // warm-up: buffers sized
+  for (auto _ : state) {
+    engine.top_k(pt, 1, top);
+    benchmark::DoNotOptimize(top.best(0).node);
+  }
+  pair_rate(state, std::int64_t{nodes} * score_pods);
+  state.counters["table_bytes_per_node"] = static_cast<double>(t.bytes()) / nodes;
+}
+
+}  // namespace
+
+BENCHMARK(BM_ScorePairs_per_pair)->Name("BM_ScorePairs/per_pair")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ScorePairs_batch_cpu)->Name("BM_ScorePairs/batch_cpu")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
