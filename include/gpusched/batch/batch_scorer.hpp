@@ -105,6 +105,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // calls do this themselves; it costs one pass over the nodes' change stamps.
   void sync() {
     require_table();
+    if (table_->revision() == revision_) return;
     const node_table& t = *table_;
     if (t.revision() == revision_) return;
     if (t.size() != size_) {
@@ -117,6 +118,14 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     }
     revision_ = t.revision();
     refresh_views();
+  }
+
+  // Re-prepares node n alone: for callers that changed exactly that node since the last sync
+  // (assign_greedy after each placement); O(1) instead of sync()'s pass over all nodes.
+  void sync_node(node_index n) {
+    require_table();
+    update_node(n);
+    revision_ = table_->revision();
   }
 
   // The k best nodes of every pod (k >= 1).
@@ -156,12 +165,51 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // placement changed. Not available for profiles that normalise (a change to one node changes the
   // normalised scores of all).
   void score_nodes(const pod_table& pods, std::size_t pod, std::span<const node_index> nodes, std::int32_t* out) {
-    static_assert(!normalizes, "score_nodes needs a profile without normalising scorers");
     begin_call(pods);
-    const check_args ca = make_check_args(pods, pod);
-    const score_args sa = make_score_args(pods, pod);
+    score_nodes(make_check_args(pods, pod), make_score_args(pods, pod), nodes, out);
+  }
+  // The same with the pod's arguments made beforehand; const and thread-safe, so call sync()
+  // after the node table changed.
+  void score_nodes(const check_args& ca, const score_args& sa, std::span<const node_index> nodes, std::int32_t* out) const noexcept {
+    static_assert(!normalizes, "score_nodes needs a profile without normalising scorers");
     for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = pair_total(ca, sa, nodes[j]);
   }
+
+  // The k best nodes of one pod, into list[0..k) (best first); returns how many, and the number
+  // of feasible nodes in `feasible`. Const and thread-safe (call sync() after changes).
+  std::uint32_t top_k_one(const check_args& ca, const score_args& sa, std::uint64_t pod_key, std::uint32_t k, candidate* list,
+                          std::uint32_t& feasible, unsigned worker = 0) const {
+    std::uint32_t size = 0;
+    feasible = 0;
+    scratch& s = scratch_[worker];
+    s.cargs[0] = ca;
+    s.sargs[0] = sa;
+    auto sink = [&](std::size_t, std::uint32_t node0, std::uint32_t count, const std::int32_t* total, std::uint32_t f,
+                    std::int32_t tile_max) {
+      feasible += f;
+      merge_tile(list, k, size, total, node0, count, tile_max, pod_key);
+    };
+    if constexpr (normalizes) {
+      score_normalized(ca, sa, s, 0, sink);
+    } else {
+      const auto n = static_cast<std::uint32_t>(size_);
+      for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
+        const std::uint32_t count = std::min(opts_.node_tile, n - node0);
+        std::int32_t tile_max = -1;
+        const std::uint32_t f = tile_totals(ca, sa, node0, count, s, tile_max);
+        sink(0, node0, count, s.total.data(), f, tile_max);
+      }
+    }
+    return size;
+  }
+
+  // Runs f(task, worker) for tasks [0, tasks) on the engine's threads (worker < threads()).
+  template <class F>
+  void parallel_for(std::size_t tasks, F&& f) {
+    pool_->run(tasks, std::forward<F>(f));
+  }
+  [[nodiscard]] unsigned threads() const noexcept { return pool_->size(); }
+  [[nodiscard]] std::uint64_t seed() const noexcept { return opts_.seed; }
 
   // Whether node n fits pod `pod`, and each scorer's score (before weights and normalisation).
   bool explain(const pod_table& pods, std::size_t pod, node_index n, std::span<std::int32_t, scorer_count> raw) {
@@ -534,7 +582,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   const node_table* table_ = nullptr;
   std::uint32_t revision_ = 0;
   std::size_t size_ = 0;
-  std::vector<scratch> scratch_;
+  mutable std::vector<scratch> scratch_;
 };
 
 template <class Profile>
