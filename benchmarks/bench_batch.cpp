@@ -6,11 +6,18 @@
 //                                    dynamic profile (GPUCheck + LoadAware 10 + ModelAffinity 5)
 //   BM_ScorePairs/batch_cpu/<nodes>  the same pods and profile (static) through batch_scorer,
 //                                    top-1 per pod, one thread
+//   BM_AssignBatch/<pods>/<nodes>    greedy rounds (assign_greedy), one thread, from a prepared
+//                                    engine; counters: pods placed, total score, rounds
+//   BM_AssignFlow/<pods>/<nodes>     min-cost flow (assign_min_cost_flow) on the same input;
+//                                    counters as above plus the gaps to greedy measured in the
+//                                    same run: placed_gap and score_gap (flow / greedy - 1)
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
 #include <vector>
 
+#include <gpusched/batch/assign_flow.hpp>
+#include <gpusched/batch/assign_greedy.hpp>
 #include <gpusched/batch/batch_scorer.hpp>
 #include <gpusched/core/in_memory_cluster.hpp>
 #include <gpusched/preflight/gpu_check.hpp>
@@ -75,7 +82,66 @@ void BM_ScorePairs_batch_cpu(benchmark::State& state) {
   state.counters["table_bytes_per_node"] = static_cast<double>(t.bytes()) / nodes;
 }
 
+// The assignment input: the GPU cluster and a queue of pending pods with distinct names.
+struct assign_input {
+  batch::node_table table;
+  std::vector<pod> pods;
+  batch::pod_table pods_table;
+  assign_input(int n_pods, int n_nodes) : table(bench::gpu_cluster(n_nodes, 1)), pods(bench::pending_pods(n_pods, 3)), pods_table(pods, table) {}
+};
+
+batch::assignment run_greedy(const assign_input& in) {
+  batch::node_table t = in.table;
+  auto engine = batch::make_batch_scorer(seed_static_profile(), {1, 1, 512, 8});
+  engine.prepare(t);
+  return batch::assign_greedy(engine, t, in.pods, in.pods_table);
+}
+
+void assign_counters(benchmark::State& state, const batch::assignment& a) {
+  state.counters["placed"] = static_cast<double>(a.placed());
+  state.counters["total_score"] = static_cast<double>(a.total_score());
+  state.counters["rounds"] = a.rounds;
+}
+
+void BM_AssignBatch(benchmark::State& state) {
+  const assign_input in(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  auto engine = batch::make_batch_scorer(seed_static_profile(), {1, 1, 512, 8});
+  batch::assignment a;
+  for (auto _ : state) {
+    state.PauseTiming();
+    batch::node_table t = in.table;
+    engine.prepare(t);
+    state.ResumeTiming();
+    a = batch::assign_greedy(engine, t, in.pods, in.pods_table);
+    benchmark::DoNotOptimize(a.order.data());
+  }
+  assign_counters(state, a);
+  state.counters["rescored_pairs"] = static_cast<double>(a.rescored_pairs);
+  state.counters["full_rescans"] = a.full_rescans;
+}
+
+void BM_AssignFlow(benchmark::State& state) {
+  const assign_input in(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const batch::assignment greedy = run_greedy(in);
+  auto engine = batch::make_batch_scorer(seed_static_profile(), {1, 1, 512, 8});
+  batch::flow_assignment f;
+  for (auto _ : state) {
+    state.PauseTiming();
+    batch::node_table t = in.table;
+    engine.prepare(t);
+    state.ResumeTiming();
+    f = batch::assign_min_cost_flow(engine, t, in.pods, in.pods_table);
+    benchmark::DoNotOptimize(f.order.data());
+  }
+  assign_counters(state, f);
+  state.counters["flow_placed"] = f.flow_placed;
+  state.counters["placed_gap"] = static_cast<double>(f.placed()) / static_cast<double>(greedy.placed()) - 1.0;
+  state.counters["score_gap"] = static_cast<double>(f.total_score()) / static_cast<double>(greedy.total_score()) - 1.0;
+}
+
 }  // namespace
 
 BENCHMARK(BM_ScorePairs_per_pair)->Name("BM_ScorePairs/per_pair")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScorePairs_batch_cpu)->Name("BM_ScorePairs/batch_cpu")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AssignBatch)->Name("BM_AssignBatch")->Args({1000, 10000})->Args({5000, 1000})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AssignFlow)->Name("BM_AssignFlow")->Args({1000, 10000})->Args({5000, 1000})->Unit(benchmark::kMillisecond);

@@ -104,6 +104,18 @@ TEST_CASE("batch.assign_greedy equals schedule_one placing the pods one by one i
       engine.prepare(t);
       const batch::assignment a = batch::assign_greedy(engine, t, pods, pt, {3, false});
       CHECK(a.placed() > 0);
+      CHECK(a.class_rows);
+      check_sequential_equivalence(prof, c, pods, a, seed);
+    }
+    SUBCASE("seed profile, no class rows (each pod re-scores)") {
+      auto prof = make_profile(checks(gpu_check{}, resource_fit{}),
+                               scores(weighted{load_aware{}, 10}, weighted{affinity(), 5}));
+      batch::node_table t(c);
+      batch::pod_table pt(pods, t);
+      auto engine = batch::make_batch_scorer(prof, {2, seed, 16, 4});
+      engine.prepare(t);
+      const batch::assignment a = batch::assign_greedy(engine, t, pods, pt, {2, false, 0});
+      CHECK_FALSE(a.class_rows);
       check_sequential_equivalence(prof, c, pods, a, seed);
     }
     SUBCASE("bin packing, one commit per round") {

@@ -203,6 +203,26 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     return size;
   }
 
+  // One pod's weighted totals on every node into row[0..nodes) (-1: does not fit). Const and
+  // thread-safe (call sync() after changes).
+  void score_row(const check_args& ca, const score_args& sa, std::int32_t* row, unsigned worker = 0) const {
+    scratch& s = scratch_[worker];
+    auto sink = [&](std::size_t, std::uint32_t node0, std::uint32_t count, const std::int32_t* total, std::uint32_t, std::int32_t) {
+      std::copy(total, total + count, row + node0);
+    };
+    if constexpr (normalizes) {
+      score_normalized(ca, sa, s, 0, sink);
+    } else {
+      const auto n = static_cast<std::uint32_t>(size_);
+      for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
+        const std::uint32_t count = std::min(opts_.node_tile, n - node0);
+        std::int32_t tile_max = -1;
+        tile_totals(ca, sa, node0, count, s, tile_max);
+        sink(0, node0, count, s.total.data(), 0, tile_max);
+      }
+    }
+  }
+
   // Runs f(task, worker) for tasks [0, tasks) on the engine's threads (worker < threads()).
   template <class F>
   void parallel_for(std::size_t tasks, F&& f) {
@@ -554,21 +574,9 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // Folds a tile of totals into a pod's best-first list.
   void merge_tile(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total, std::uint32_t node0,
                   std::uint32_t count, std::int32_t tile_max, std::uint64_t pod_key) const noexcept {
-    std::int32_t floor = size == k ? list[k - 1].score : 0;
+    const std::int32_t floor = size == k ? list[k - 1].score : 0;
     if (tile_max < 0 || tile_max < floor) return;
-    constexpr std::uint32_t chunk = 32;  // skip runs of nodes below the floor with a vectorised max
-    for (std::uint32_t c0 = 0; c0 < count; c0 += chunk) {
-      const std::uint32_t c1 = std::min(count, c0 + chunk);
-      std::int32_t m = -1;
-      for (std::uint32_t i = c0; i < c1; ++i) m = std::max(m, total[i]);
-      if (m < floor) continue;
-      for (std::uint32_t i = c0; i < c1; ++i) {
-        if (total[i] < floor) continue;
-        const std::uint32_t node = node0 + i;
-        top_k_insert(list, k, size, candidate{total[i], node, tie_key(opts_.seed, pod_key, node)});
-        floor = size == k ? list[k - 1].score : 0;
-      }
-    }
+    merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key);
   }
 
   profile_type profile_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -35,6 +36,62 @@ GPUSCHED_HD void top_k_insert(candidate* list, std::uint32_t k, std::uint32_t& s
     --i;
   }
   list[i] = c;
+}
+
+// Folds totals[0..count) of nodes node0.. (-1: does not fit) into list[0..size) (best first, at
+// most k). Runs of nodes below the list's floor are skipped with a vectorised max.
+inline void merge_candidates(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total,
+                             std::uint32_t node0, std::uint32_t count, std::uint64_t seed, std::uint64_t pod_key) noexcept {
+  std::int32_t floor = size == k ? list[k - 1].score : 0;
+  constexpr std::uint32_t chunk = 32;
+  for (std::uint32_t c0 = 0; c0 < count; c0 += chunk) {
+    const std::uint32_t c1 = count - c0 < chunk ? count : c0 + chunk;
+    std::int32_t m = -1;
+    for (std::uint32_t i = c0; i < c1; ++i) m = m > total[i] ? m : total[i];
+    if (m < floor) continue;
+    for (std::uint32_t i = c0; i < c1; ++i) {
+      if (total[i] < floor) continue;
+      const std::uint32_t node = node0 + i;
+      top_k_insert(list, k, size, candidate{total[i], node, tie_key(seed, pod_key, node)});
+      floor = size == k ? list[k - 1].score : 0;
+    }
+  }
+}
+
+// The k best of row[0..n) (totals, -1: does not fit) into list (best first); returns how many and
+// sets `feasible`. For any k in O(n + highest total + k log k): a histogram of the totals gives
+// the k-th best total; keys are computed only for the nodes at or above it. `counts` and `ties`
+// are scratch.
+inline std::uint32_t select_top_k(const std::int32_t* row, std::uint32_t n, std::uint64_t seed, std::uint64_t pod_key,
+                                  std::uint32_t k, candidate* list, std::uint32_t& feasible, std::vector<std::uint32_t>& counts,
+                                  std::vector<candidate>& ties) {
+  std::int32_t high = -1;
+  for (std::uint32_t i = 0; i < n; ++i) high = high > row[i] ? high : row[i];
+  feasible = 0;
+  if (high < 0 || k == 0) return 0;
+  counts.assign(static_cast<std::size_t>(high) + 1, 0);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (row[i] >= 0) ++counts[static_cast<std::size_t>(row[i])];
+  }
+  for (std::uint32_t c : counts) feasible += c;
+  std::int32_t threshold = high;
+  std::uint32_t above = 0;  // nodes with a total above the threshold
+  while (threshold > 0 && above + counts[static_cast<std::size_t>(threshold)] < k) above += counts[static_cast<std::size_t>(threshold--)];
+  std::uint32_t size = 0;
+  ties.clear();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (row[i] > threshold) {
+      list[size++] = candidate{row[i], i, tie_key(seed, pod_key, i)};
+    } else if (row[i] == threshold) {
+      ties.push_back(candidate{row[i], i, tie_key(seed, pod_key, i)});
+    }
+  }
+  auto order = [](const candidate& a, const candidate& b) { return better(a, b); };
+  const std::size_t room = std::min<std::size_t>(k - above, ties.size());
+  if (room < ties.size()) std::nth_element(ties.begin(), ties.begin() + static_cast<std::ptrdiff_t>(room), ties.end(), order);
+  for (std::size_t j = 0; j < room; ++j) list[size++] = ties[j];
+  std::sort(list, list + size, order);
+  return size;
 }
 
 // The k best nodes of each pod, plus how many nodes fit it.
