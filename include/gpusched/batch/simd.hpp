@@ -63,7 +63,8 @@ struct lane_io<simd_double> {
 // Toward zero, lane by lane (values within int32).
 inline simd_double truncate_lanes(simd_double x) noexcept {
 #if defined(__AVX512F__)
-  return _mm512_roundscale_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+  // The masked form: the unmasked one trips GCC 12's -Wmaybe-uninitialized (GCC bug 105593).
+  return _mm512_mask_roundscale_pd(x, static_cast<__mmask8>(0xFF), x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 #elif defined(__AVX__)
   return _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
 #elif defined(__SSE4_1__)
