@@ -468,10 +468,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       simd_double acc{};
       if constexpr (any_scalar_scorer) acc = load_vector<simd_double>(extra + i);
       [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((lane_scorer<S> ? (acc += formula::splat<simd_double>(weights_[I]) *
-                                   lane_score<S>(std::get<I>(score_views_), std::get<I>(sa), node0 + i),
-                            0)
-                         : 0),
+        ((acc += lane_scorer<S> ? formula::splat<simd_double>(weights_[I]) * lane_score<S>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+                                : simd_double{}),
          ...);
       }(std::index_sequence_for<S...>{});
       const simd_int32 fits = load_vector<simd_int32>(mask + i);
@@ -484,7 +482,9 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     for (; i < count; ++i) {
       double acc = any_scalar_scorer ? extra[i] : 0.0;
       [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((lane_scorer<S> ? (acc += weights_[I] * static_cast<double>(batch_plugin<S>::score(std::get<I>(score_views_), std::get<I>(sa), node0 + i)), 0) : 0), ...);
+        ((acc += lane_scorer<S> ? weights_[I] * static_cast<double>(batch_plugin<S>::score(std::get<I>(score_views_), std::get<I>(sa), node0 + i))
+                                : 0.0),
+         ...);
       }(std::index_sequence_for<S...>{});
       total[i] = mask[i] != 0 ? static_cast<std::int32_t>(acc) : -1;
       best = std::max(best, total[i]);
