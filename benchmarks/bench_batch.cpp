@@ -5,7 +5,10 @@
 //   BM_ScorePairs/per_pair/<nodes>   schedule_one per pod through the Cluster concept and a
 //                                    dynamic profile (GPUCheck + LoadAware 10 + ModelAffinity 5)
 //   BM_ScorePairs/batch_cpu/<nodes>  the same pods and profile (static) through batch_scorer,
-//                                    top-1 per pod, one thread
+//                                    top-1 per pod, one thread; speedup = its rate over
+//                                    per_pair's at the same size, measured in the same run (CPU
+//                                    time of the timed loops)
+// The pods are all different (no two alike), so no work is shared between them.
 //   BM_AssignBatch/<pods>/<nodes>    greedy rounds (assign_greedy), one thread, from a prepared
 //                                    engine; counters: pods placed, total score, rounds
 //   BM_AssignFlow/<pods>/<nodes>     min-cost flow (assign_min_cost_flow) on the same input;
@@ -14,12 +17,13 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <ctime>
+#include <map>
 #include <vector>
 
 #include <gpusched/batch/assign_flow.hpp>
 #include <gpusched/batch/assign_greedy.hpp>
 #include <gpusched/batch/batch_scorer.hpp>
-#include <gpusched/core/in_memory_cluster.hpp>
 #include <gpusched/preflight/gpu_check.hpp>
 #include <gpusched/profile/dynamic_profile.hpp>
 #include <gpusched/profile/static_profile.hpp>
@@ -45,40 +49,55 @@ auto seed_static_profile() {
   return make_profile(checks(gpu_check{}), scores(weighted{load_aware{}, 10}, weighted{seed_affinity(), 5}));
 }
 
+// CPU-time rates of per_pair by node count, for batch_cpu's speedup counter.
+std::map<std::int64_t, double>& per_pair_rates() {
+  static std::map<std::int64_t, double> rates;
+  return rates;
+}
+double cpu_seconds() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
+
 void pair_rate(benchmark::State& state, std::int64_t pairs) {
   state.counters["pair_scores"] = benchmark::Counter(static_cast<double>(pairs), benchmark::Counter::kIsIterationInvariantRate);
 }
 
 void BM_ScorePairs_per_pair(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
-  const in_memory_cluster& c = bench::gpu_cluster(nodes, 1);
-  const std::vector<pod> pods = bench::pending_pods(score_pods, 2);
-  dynamic_profile<in_memory_cluster> prof;
+  const bench::vector_cluster& c = bench::gpu_cluster(nodes, 1);
+  const std::vector<pod> pods = bench::pending_pods(score_pods, 2, true);
+  dynamic_profile<bench::vector_cluster> prof;
   prof.add_check(gpu_check{});
   prof.add_score(load_aware{}, 10);
   prof.add_score(seed_affinity(), 5);
-  scheduler<in_memory_cluster, dynamic_profile<in_memory_cluster>> s(prof, {100, 1, false, tie_break_rule::hashed});
+  scheduler<bench::vector_cluster, dynamic_profile<bench::vector_cluster>> s(prof, {100, 1, false, tie_break_rule::hashed});
+  const double t0 = cpu_seconds();
   for (auto _ : state) {
     for (const pod& p : pods) benchmark::DoNotOptimize(s.schedule_one(c, p).where.node);
   }
+  const double t1 = cpu_seconds();
   pair_rate(state, std::int64_t{nodes} * score_pods);
+  per_pair_rates()[nodes] = static_cast<double>(state.iterations()) * nodes * score_pods / (t1 - t0);
 }
 
 void BM_ScorePairs_batch_cpu(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
-  const in_memory_cluster& c = bench::gpu_cluster(nodes, 1);
-  const std::vector<pod> pods = bench::pending_pods(score_pods, 2);
+  const bench::vector_cluster& c = bench::gpu_cluster(nodes, 1);
+  const std::vector<pod> pods = bench::pending_pods(score_pods, 2, true);
   batch::node_table t(c);
   batch::pod_table pt(pods, t);
   auto engine = batch::make_batch_scorer(seed_static_profile(), {1, 1, 512, 8});
   engine.prepare(t);
   batch::top_k_result top;
   engine.top_k(pt, 1, top);  // warm-up: buffers sized
+  const double t0 = cpu_seconds();
   for (auto _ : state) {
     engine.top_k(pt, 1, top);
     benchmark::DoNotOptimize(top.best(0).node);
   }
+  const double t1 = cpu_seconds();
   pair_rate(state, std::int64_t{nodes} * score_pods);
+  if (auto it = per_pair_rates().find(nodes); it != per_pair_rates().end()) {
+    state.counters["speedup"] = static_cast<double>(state.iterations()) * nodes * score_pods / (t1 - t0) / it->second;
+  }
   state.counters["table_bytes_per_node"] = static_cast<double>(t.bytes()) / nodes;
 }
 
