@@ -53,7 +53,7 @@ struct batch_options {
   unsigned threads = 1;           // threads in all, the caller included (0: hardware concurrency)
   std::uint64_t seed = 0;         // tie-break seed, as schedule_options::seed
   std::uint32_t node_tile = 512;  // nodes per tile, 1..max_tile
-  std::uint32_t pod_block = 8;    // pods scored against a tile while it is in cache, >= 1
+  std::uint32_t pod_block = 8;    // pods scored against a tile while it is in cache, 1..64
 };
 
 // Weighted totals, pods x nodes, row-major; -1 where the node does not fit the pod.
@@ -74,6 +74,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   using check_args = std::tuple<typename batch_plugin<K>::pod_args...>;
   using score_args = std::tuple<typename batch_plugin<S>::pod_args...>;
   static constexpr std::size_t scorer_count = sizeof...(S);
+  static constexpr std::uint32_t max_block = 64;
   static constexpr bool normalizes = ((batch_plugin<S>::normalize != normalization::none) || ... || false);
 
   explicit batch_scorer(profile_type profile, batch_options opts = {})
@@ -81,7 +82,9 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     if (opts_.node_tile == 0 || opts_.node_tile > max_tile) {
       throw invalid_argument_error("batch_options.node_tile", "must be within 1..1024");
     }
-    if (opts_.pod_block == 0) throw invalid_argument_error("batch_options.pod_block", "must be >= 1");
+    if (opts_.pod_block == 0 || opts_.pod_block > max_block) {
+      throw invalid_argument_error("batch_options.pod_block", "must be within 1..64");
+    }
     for (std::size_t i = 0; i < scorer_count; ++i) weights_[i] = static_cast<std::int32_t>(profile_.score_plugin_weight(i));
     scratch_.resize(pool_->size());
   }
@@ -273,7 +276,16 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     std::vector<check_args> cargs;
     std::vector<score_args> sargs;
     std::vector<std::int32_t> row_mask;
+    std::vector<std::int32_t> block_mask, block_total;  // per pod of a block, `stride` apart
+    std::vector<double> block_extra;
+    std::vector<std::uint32_t> block_feasible;
+    std::vector<std::int32_t> block_max;
     void reserve(std::size_t row, std::size_t block) {
+      block_mask.assign(block * stride, 0);
+      block_total.assign(block * stride, 0);
+      block_extra.assign(any_scalar_scorer ? block * stride : 0, 0.0);
+      block_feasible.assign(block, 0);
+      block_max.assign(block, -1);
       mask.assign(max_tile + 16, 0);
       total.assign(max_tile + 16, 0);
       extra.assign(max_tile + 16, 0.0);
@@ -419,14 +431,82 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       for (std::size_t p = first; p < last; ++p) score_normalized(s.cargs[p - first], s.sargs[p - first], s, p, sink);
     } else {
       const auto n = static_cast<std::uint32_t>(size_);
+      const auto block = static_cast<std::uint32_t>(last - first);
       for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
         const std::uint32_t count = std::min(opts_.node_tile, n - node0);
-        for (std::size_t p = first; p < last; ++p) {
-          std::int32_t tile_max = -1;
-          const std::uint32_t feasible = tile_totals(s.cargs[p - first], s.sargs[p - first], node0, count, s, tile_max);
-          sink(p, node0, count, s.total.data(), feasible, tile_max);
+        block_totals(s, block, node0, count);
+        for (std::uint32_t b = 0; b < block; ++b) {
+          sink(first + b, node0, count, s.block_total.data() + std::size_t{b} * stride, s.block_feasible[b], s.block_max[b]);
         }
       }
+    }
+  }
+
+  static constexpr std::size_t stride = max_tile + 16;  // per pod in the block buffers
+
+  // The pods of a block (s.cargs / s.sargs[0..block)) against one tile: as tile_totals, but the
+  // loop over the block's pods sits inside the loop over nodes, so that each node's data is
+  // loaded, and its pod-independent terms (capacity tests, weight masks) computed, once for the
+  // whole block.
+  void block_totals(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+    bool any = false;
+    for (std::uint32_t b = 0; b < block; ++b) {
+      std::int32_t* mask = s.block_mask.data() + std::size_t{b} * stride;
+      s.block_feasible[b] = tile_mask(s.cargs[b], node0, count, mask);
+      any = any || s.block_feasible[b] > 0;
+      if constexpr (any_scalar_scorer) {
+        double* extra = s.block_extra.data() + std::size_t{b} * stride;
+        for (std::uint32_t i = 0; i < count; ++i) extra[i] = 0.0;
+        if (s.block_feasible[b] > 0) {
+          [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((lane_scorer<S> ? void() : tile_add_scalar<S>(std::get<I>(score_views_), std::get<I>(s.sargs[b]), weights_[I], node0, count, extra)), ...);
+          }(std::index_sequence_for<S...>{});
+        }
+      }
+    }
+    std::uint32_t i = 0;
+#if GPUSCHED_BATCH_SIMD
+    simd_int32 vbest[max_block];
+    for (std::uint32_t b = 0; b < block; ++b) vbest[b] = simd_int32{} - 1;
+    if (any) {
+      for (; i + simd_lanes <= count; i += simd_lanes) {
+        for (std::uint32_t b = 0; b < block; ++b) {
+          simd_double acc{};
+          if constexpr (any_scalar_scorer) acc = load_vector<simd_double>(s.block_extra.data() + std::size_t{b} * stride + i);
+          const score_args& sa = s.sargs[b];
+          [&]<std::size_t... I>(std::index_sequence<I...>) {
+            ((acc += lane_scorer<S> ? formula::splat<simd_double>(weights_[I]) * lane_score<S>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+                                    : simd_double{}),
+             ...);
+          }(std::index_sequence_for<S...>{});
+          const simd_int32 fits = load_vector<simd_int32>(s.block_mask.data() + std::size_t{b} * stride + i);
+          const simd_int32 t = fits != 0 ? __builtin_convertvector(acc, simd_int32) : simd_int32{} - 1;
+          store_vector(s.block_total.data() + std::size_t{b} * stride + i, t);
+          vbest[b] = vbest[b] > t ? vbest[b] : t;
+        }
+      }
+    }
+#endif
+    for (std::uint32_t b = 0; b < block; ++b) {
+      std::int32_t best = -1;
+#if GPUSCHED_BATCH_SIMD
+      for (std::uint32_t l = 0; l < simd_lanes; ++l) best = std::max(best, vbest[b][l]);
+#endif
+      const std::int32_t* mask = s.block_mask.data() + std::size_t{b} * stride;
+      const double* extra = s.block_extra.data() + std::size_t{b} * stride;
+      std::int32_t* total = s.block_total.data() + std::size_t{b} * stride;
+      const score_args& sa = s.sargs[b];
+      for (std::uint32_t j = any ? i : 0; j < count; ++j) {
+        double acc = any_scalar_scorer ? extra[j] : 0.0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((acc += lane_scorer<S> ? weights_[I] * static_cast<double>(batch_plugin<S>::score(std::get<I>(score_views_), std::get<I>(sa), node0 + j))
+                                  : 0.0),
+           ...);
+        }(std::index_sequence_for<S...>{});
+        total[j] = mask[j] != 0 ? static_cast<std::int32_t>(acc) : -1;
+        best = std::max(best, total[j]);
+      }
+      s.block_max[b] = best;
     }
   }
 
