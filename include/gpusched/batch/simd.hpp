@@ -43,15 +43,30 @@ using simd_double = double __attribute__((vector_size(8 * simd_lanes)));
 using simd_uint64 = std::uint64_t __attribute__((vector_size(8 * simd_lanes)));
 using simd_int32 = std::int32_t __attribute__((vector_size(4 * simd_lanes)));
 
+// Unaligned loads and stores through vector types of element alignment (GCC and Clang give a
+// vector type its element's alias set, so a store of int32 lanes is known not to touch doubles or
+// pointers, and loop-invariant loads stay hoisted; memcpy would alias everything).
+template <class V>
+struct unaligned;
+template <>
+struct unaligned<simd_double> {
+  using type = double __attribute__((vector_size(8 * simd_lanes), aligned(alignof(double))));
+};
+template <>
+struct unaligned<simd_uint64> {
+  using type = std::uint64_t __attribute__((vector_size(8 * simd_lanes), aligned(alignof(std::uint64_t))));
+};
+template <>
+struct unaligned<simd_int32> {
+  using type = std::int32_t __attribute__((vector_size(4 * simd_lanes), aligned(alignof(std::int32_t))));
+};
 template <class V, class E>
 inline V load_vector(const E* p) noexcept {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
+  return *reinterpret_cast<const typename unaligned<V>::type*>(p);
 }
 template <class V, class E>
 inline void store_vector(E* p, V v) noexcept {
-  std::memcpy(p, &v, sizeof v);
+  *reinterpret_cast<typename unaligned<V>::type*>(p) = v;
 }
 
 template <>
@@ -76,15 +91,9 @@ inline simd_double truncate_lanes(simd_double x) noexcept {
 
 // out[0..simd_lanes) += w * x, x holding integers within int32.
 inline void add_lanes(std::int32_t* out, std::int32_t w, simd_double x) noexcept {
-  simd_int32 o;
-  std::memcpy(&o, out, sizeof o);
-  o += w * __builtin_convertvector(x, simd_int32);
-  std::memcpy(out, &o, sizeof o);
+  store_vector(out, load_vector<simd_int32>(out) + w * __builtin_convertvector(x, simd_int32));
 }
-inline void store_lanes(std::int32_t* out, simd_double x) noexcept {
-  const simd_int32 o = __builtin_convertvector(x, simd_int32);
-  std::memcpy(out, &o, sizeof o);
-}
+inline void store_lanes(std::int32_t* out, simd_double x) noexcept { store_vector(out, __builtin_convertvector(x, simd_int32)); }
 
 }  // namespace gpusched::batch
 
