@@ -26,7 +26,8 @@ class transaction {
 
   // Reserves b for p. Throws (and changes nothing) when the cluster refuses it.
   void reserve(const pod& p, const binding& b) {
-    log_.reserve(log_.size() + 1);  // so that recording cannot fail after the cluster changed
+    // Room first, so that recording cannot fail after the cluster changed (geometric growth).
+    if (log_.size() == log_.capacity()) log_.reserve(log_.empty() ? 8 : 2 * log_.size());
     traits_of<C>::reserve(*c_, p, b);
     log_.emplace_back(&p, b);
   }

@@ -23,6 +23,9 @@ struct load_aware {
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "LoadAware"; }
 
+  // Round half up for the non-negative products above (llround is a libm call on the hot path).
+  static constexpr std::int64_t round_nonnegative(double x) noexcept { return static_cast<std::int64_t>(x + 0.5); }
+
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const node_state r = traits_of<C>::node_resources(c, n);
@@ -30,11 +33,11 @@ struct load_aware {
     std::int64_t used_cpu = r.cpu_allocated, used_mem = r.mem_allocated, used_gpu = -1;
     if constexpr (MeasuredLoad<C>) {
       if (const node_metrics* m = traits_of<C>::node_load(c, n)) {
-        used_cpu = std::llround(m->cpu_used * static_cast<double>(r.cpu_capacity)) +
+        used_cpu = round_nonnegative(m->cpu_used * static_cast<double>(r.cpu_capacity)) +
                    m->assigned_cpu_since * formula::estimated_cpu_factor / 100;
-        used_mem = std::llround(m->mem_used * static_cast<double>(r.mem_capacity)) +
+        used_mem = round_nonnegative(m->mem_used * static_cast<double>(r.mem_capacity)) +
                    m->assigned_mem_since * formula::estimated_memory_factor / 100;
-        used_gpu = std::llround(m->gpu_used * static_cast<double>(gpu_cap)) + m->assigned_gpu_milli_since;
+        used_gpu = round_nonnegative(m->gpu_used * static_cast<double>(gpu_cap)) + m->assigned_gpu_milli_since;
       }
     }
     if (used_gpu < 0 && weights.gpu != 0 && gpu_cap != 0) used_gpu = gpu_milli_allocated(c, n, r.gpu_count);
