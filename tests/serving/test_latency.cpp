@@ -23,8 +23,8 @@ const interference_constants& constants_2080ti() {
 }
 
 // Literal values of the published files (UTIL.CSV rows resnet50/bert, INT_MODEL_CONSTANT.CSV).
-constexpr double c0 = 0.11290838746224496, c1 = 0.7159598718755424, c2 = 0.35486591956022895,
-                 c3 = 0.0882038259888065, c4 = 0.8953693917277343;
+constexpr double c0 = 0.11290838746224496, c1 = 0.7159598718755424, c2 = 0.35486591956022895, c3 = 0.0882038259888065,
+                 c4 = 0.8953693917277343;
 constexpr double r16_l2 = 0.26780005182643528, r16_dram = 0.5842497335853165, r16_sm = 0.47682975739867;
 constexpr double b16_l2 = 0.18009285815675376, b16_dram = 0.3440628233174757;
 constexpr double r32_l2 = 0.281903444258127, r32_dram = 0.6227229222750162;

@@ -187,3 +187,31 @@ TEST_CASE("serving.engine.same seed, same results; the arrival sequence does not
   CHECK(d[5] == a[5]);
   CHECK(d[2] != a[2]);
 }
+
+TEST_CASE("serving.metrics.histogram quantiles are within 1/128 above the exact nearest rank") {
+  // Bucket layout by hand: 10 us is the first value of bucket 1, whose upper edge is 10 us * (1 + 1/128).
+  CHECK(latency_histogram::bucket_of(0.0) == 0);
+  CHECK(latency_histogram::bucket_of(1e-5) == 1);
+  CHECK(latency_histogram::upper_edge(1) == doctest::Approx(1e-5 * (1 + 1.0 / 128)));
+  CHECK(latency_histogram::bucket_of(2e-5) == 1 + 128);  // next power of two, first sub-bucket
+  CHECK(latency_histogram::bucket_of(1e9) == latency_histogram::buckets - 1);
+
+  rng g(99);
+  std::vector<double> xs;
+  latency_histogram h;
+  for (int i = 0; i < 20000; ++i) {
+    const double x = 0.002 + g.exponential(1.0 / 0.05);  // 2 ms + Exp(mean 50 ms)
+    xs.push_back(x);
+    h.add(x);
+  }
+  CHECK(h.count() == 20000);
+  for (const double q : {0.01, 0.5, 0.95, 0.99, 0.999, 1.0}) {
+    const double exact = exact_quantile(xs, q);
+    INFO("q = " << q);
+    CHECK(h.quantile(q) >= exact);
+    CHECK(h.quantile(q) <= exact * (1 + 1.0 / 128));
+  }
+  // Nearest rank by hand: {1, 2, 3, 4} ms -> P50 = rank 2 = 2 ms, P95 = rank 4 = 4 ms.
+  CHECK(exact_quantile({0.004, 0.001, 0.003, 0.002}, 0.5) == 0.002);
+  CHECK(exact_quantile({0.004, 0.001, 0.003, 0.002}, 0.95) == 0.004);
+}

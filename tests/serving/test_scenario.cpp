@@ -18,26 +18,27 @@ const std::string interference_dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/i
 
 // A minimal valid scenario; tests replace one line to make it invalid.
 std::string minimal() {
-  return "name: t\n"                                                        // 1
-         "duration_s: 100\n"                                                // 2
-         "seeds: [1]\n"                                                     // 3
-         "nodes: {count: 1, gpus_per_node: 2, gpu_model: V100M32, gpu_memory_mib: 32768, cpu_milli: 8000, memory_mib: 1000}\n"  // 4
-         "latency_model:\n"                                                 // 5
-         "  util_csv: UTIL.CSV\n"                                           // 6
-         "  constants_csv: INT_MODEL_CONSTANT.CSV\n"                        // 7
-         "  duration_unit: s\n"                                             // 8
-         "  models: [{name: resnet50, gpu_scale: 0.2085}]\n"                // 9
-         "services:\n"                                                      // 10
-         "  - name: r\n"                                                    // 11
-         "    model: resnet50\n"                                            // 12
-         "    replicas: 2\n"                                                // 13
-         "    gpu_share_milli: 500\n"                                       // 14
-         "    gpu_memory_mib: 2000\n"                                       // 15
-         "    max_batch: 8\n"                                               // 16
-         "    slo_ms: 100\n"                                                // 17
-         "    arrivals: {rate_qps: 50}\n"                                   // 18
-         "leaks:\n"                                                         // 19
-         "  - {at_s: 10, service: r, replica: 1, mib_per_min: 60}\n";       // 20
+  return "name: t\n"          // 1
+         "duration_s: 100\n"  // 2
+         "seeds: [1]\n"       // 3
+         "nodes: {count: 1, gpus_per_node: 2, gpu_model: V100M32, gpu_memory_mib: 32768, cpu_milli: 8000, memory_mib: "
+         "1000}\n"                                                     // 4
+         "latency_model:\n"                                            // 5
+         "  util_csv: UTIL.CSV\n"                                      // 6
+         "  constants_csv: INT_MODEL_CONSTANT.CSV\n"                   // 7
+         "  duration_unit: s\n"                                        // 8
+         "  models: [{name: resnet50, gpu_scale: 0.2085}]\n"           // 9
+         "services:\n"                                                 // 10
+         "  - name: r\n"                                               // 11
+         "    model: resnet50\n"                                       // 12
+         "    replicas: 2\n"                                           // 13
+         "    gpu_share_milli: 500\n"                                  // 14
+         "    gpu_memory_mib: 2000\n"                                  // 15
+         "    max_batch: 8\n"                                          // 16
+         "    slo_ms: 100\n"                                           // 17
+         "    arrivals: {rate_qps: 50}\n"                              // 18
+         "leaks:\n"                                                    // 19
+         "  - {at_s: 10, service: r, replica: 1, mib_per_min: 60}\n";  // 20
 }
 
 std::string replace_line(const std::string& text, int line, const std::string& with) {
@@ -139,15 +140,18 @@ TEST_CASE("serving.scenario.the default seed scenario loads with every parameter
 TEST_CASE("serving.scenario.malformed input is file_error with file:line") {
   const std::string ok = minimal();
   CHECK(error_of(ok) == "no error");
-  CHECK(error_of(replace_line(ok, 2, "duration_s: -5")) == "t.yaml:2: scenario.duration_s: must be > 0 and <= 1e+09, got -5");
-  CHECK(error_of(replace_line(ok, 13, "    replicas: two")) == "t.yaml:13: services[0].replicas: 'two' is not an integer");
+  CHECK(error_of(replace_line(ok, 2, "duration_s: -5")) ==
+        "t.yaml:2: scenario.duration_s: must be > 0 and <= 1e+09, got -5");
+  CHECK(error_of(replace_line(ok, 13, "    replicas: two")) ==
+        "t.yaml:13: services[0].replicas: 'two' is not an integer");
   CHECK(error_of(replace_line(ok, 14, "    gpu_share_milli: 1500")) ==
         "t.yaml:14: services[0].gpu_share_milli: must be within 1..1000, got 1500");
   CHECK(error_of(replace_line(ok, 16, "    max_wait_s: 5")) == "t.yaml:16: services[0].max_wait_s: unknown key");
   CHECK(error_of(replace_line(ok, 17, "    slo: 100")) == "t.yaml:17: services[0].slo: unknown key");
   CHECK(error_of(replace_line(ok, 18, "    arrivals: {rate_qps: 50, diurnal: {amplitude: 2}}")) ==
         "t.yaml:18: services[0].arrivals.diurnal.amplitude: must be within 0..1, got 2");
-  CHECK(error_of(replace_line(ok, 8, "  duration_unit: us")) == "t.yaml:8: latency_model.duration_unit: expected s or ms, got 'us'");
+  CHECK(error_of(replace_line(ok, 8, "  duration_unit: us")) ==
+        "t.yaml:8: latency_model.duration_unit: expected s or ms, got 'us'");
   CHECK(error_of(replace_line(ok, 3, "seeds: []")) == "t.yaml:3: seeds: expected a non-empty list of integers");
   CHECK(error_of(replace_line(ok, 12, "    model: [resnet50]")) == "t.yaml:12: services[0].model: expected a string");
   CHECK(error_of(replace_line(ok, 12, "    model: resnet50\n    tier: staging")) ==
@@ -155,7 +159,7 @@ TEST_CASE("serving.scenario.malformed input is file_error with file:line") {
   CHECK(error_of(replace_line(ok, 11, "  - name: r\n    routing: random")) ==
         "t.yaml:12: services[0].routing: unknown routing policy 'random' (expected round_robin or least_outstanding)");
   CHECK(error_of(replace_line(ok, 12, "")) == "t.yaml:11: services[0].model: missing");
-  CHECK(error_of(replace_line(ok, 13, "    replicas: [1, 2")) .rfind("t.yaml:14: YAML: ", 0) == 0);
+  CHECK(error_of(replace_line(ok, 13, "    replicas: [1, 2")).rfind("t.yaml:14: YAML: ", 0) == 0);
 }
 
 TEST_CASE("serving.scenario.references are checked against the profile table with the scenario line") {

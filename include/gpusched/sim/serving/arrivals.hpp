@@ -27,7 +27,7 @@ struct burst_window {
 //             * m(t),  m(t) = the largest multiplier of the bursts covering t (1 outside bursts).
 // Random bursts start as a Poisson process of random_bursts_per_day; overlapping bursts do not compound.
 struct arrival_params {
-  double rate_qps = 0.0;  // mean rate over a diurnal period, outside bursts
+  double rate_qps = 0.0;           // mean rate over a diurnal period, outside bursts
   double diurnal_amplitude = 0.0;  // 0..1
   double diurnal_period_s = 86400.0;
   double diurnal_peak_s = 0.0;  // time of the daily peak
@@ -44,7 +44,8 @@ inline void validate(const arrival_params& p, const std::string& at = "arrivals.
   if (bad(p.diurnal_amplitude) || p.diurnal_amplitude < 0.0 || p.diurnal_amplitude > 1.0) {
     throw invalid_argument_error(at + "diurnal.amplitude", "must be within 0..1");
   }
-  if (bad(p.diurnal_period_s) || !(p.diurnal_period_s > 0.0)) throw invalid_argument_error(at + "diurnal.period_s", "must be > 0");
+  if (bad(p.diurnal_period_s) || !(p.diurnal_period_s > 0.0))
+    throw invalid_argument_error(at + "diurnal.period_s", "must be > 0");
   if (bad(p.diurnal_peak_s)) throw invalid_argument_error(at + "diurnal.peak_s", "must be finite");
   for (std::size_t i = 0; i < p.bursts.size(); ++i) {
     const auto& b = p.bursts[i];
@@ -75,7 +76,9 @@ class arrival_process {
   arrival_process() = default;
 
   // Poisson arrivals, sampled by thinning (Lewis and Shedler, "Simulation of nonhomogeneous Poisson
-  // processes by thinning", Naval Research Logistics Quarterly 26(3), 1979).
+  // processes by thinning", Naval Research Logistics Quarterly 26(3), 1979) against a piecewise
+  // constant bound: short windows (1/288 of the diurnal period, split at burst edges) each bounded by
+  // their own maximum rate, so that almost every candidate is accepted.
   arrival_process(const arrival_params& p, std::uint64_t seed, double horizon_s)
       : params_(p), rng_(derive_seed(seed, 1)), horizon_(horizon_s) {
     validate(p);
@@ -88,9 +91,6 @@ class arrival_process {
       }
     }
     build_segments(windows);
-    double max_mult = 1.0;
-    for (const auto& s : segments_) max_mult = std::max(max_mult, s.multiplier);
-    lambda_max_ = p.rate_qps * (1.0 + p.diurnal_amplitude) * max_mult;
   }
 
   // A fixed, sorted list of times (a replayed trace, or hand-made arrivals in tests).
@@ -117,17 +117,25 @@ class arrival_process {
     return r * multiplier_at(t);
   }
 
-  // The next arrival time (strictly increasing), or `never`.
+  // The next arrival time (non-decreasing), or `never`.
   double next() noexcept {
     if (is_trace_) return cursor_ < trace_.size() ? trace_[cursor_++] : never;
-    if (!(lambda_max_ > 0.0)) return never;
+    if (!(params_.rate_qps > 0.0)) return never;
     while (true) {
-      t_ += rng_.exponential(lambda_max_);
-      if (t_ >= horizon_) {
-        t_ = horizon_;
-        return never;
+      if (t_ >= horizon_) return never;
+      if (t_ >= window_end_) open_window();
+      if (!(bound_ > 0.0)) {
+        t_ = window_end_;
+        continue;
       }
-      if (rng_.uniform_open0() * lambda_max_ <= rate(t_)) return t_;
+      const double dt = rng_.exponential(bound_);
+      if (t_ + dt >= window_end_) {  // memoryless: restart the draw at the window's end
+        t_ = window_end_;
+        continue;
+      }
+      t_ += dt;
+      const double u = rng_.uniform_open0() * bound_;
+      if (u <= floor_ || u <= rate(t_)) return t_;  // below the window's minimum rate: no cos() needed
     }
   }
 
@@ -168,11 +176,47 @@ class arrival_process {
     return t < it->start_s + it->duration_s ? it->multiplier : 1.0;
   }
 
+  // Starts the window at t_: up to the next grid point, burst edge or the horizon; bound_ is the
+  // largest rate within it (the diurnal cosine peaks inside or at an end; the burst multiplier is
+  // constant inside).
+  void open_window() noexcept {
+    const double a = t_;
+    const double step = params_.diurnal_period_s / 288.0;
+    double b = (std::floor(a / step) + 1.0) * step;
+    auto seg = std::upper_bound(segments_.begin(), segments_.end(), a,
+                                [](double x, const burst_window& w) { return x < w.start_s; });
+    if (seg != segments_.end()) b = std::min(b, seg->start_s);
+    if (seg != segments_.begin()) {
+      const auto& cur = *(seg - 1);
+      if (a < cur.start_s + cur.duration_s) b = std::min(b, cur.start_s + cur.duration_s);
+    }
+    b = std::min(b, horizon_);
+    if (!(b > a)) b = std::nextafter(a, never);
+    double max_cos = 1.0;
+    double min_cos = -1.0;
+    if (params_.diurnal_amplitude > 0.0) {
+      const double pa = (a - params_.diurnal_peak_s) / params_.diurnal_period_s;
+      const double pb = (b - params_.diurnal_peak_s) / params_.diurnal_period_s;
+      const double ca = std::cos(2.0 * std::numbers::pi * pa);
+      const double cb = std::cos(2.0 * std::numbers::pi * pb);
+      if (std::floor(pa) == std::floor(pb) && std::floor(pa) != pa) max_cos = std::max(ca, cb);  // no peak inside
+      if (std::floor(pa - 0.5) == std::floor(pb - 0.5) && std::floor(pa - 0.5) != pa - 0.5) {    // no trough inside
+        min_cos = std::min(ca, cb);
+      }
+    }
+    const double base = params_.rate_qps * multiplier_at(a);
+    window_end_ = b;
+    bound_ = base * (1.0 + params_.diurnal_amplitude * max_cos) * (1.0 + 1e-12);
+    floor_ = base * (1.0 + params_.diurnal_amplitude * min_cos) * (1.0 - 1e-12);
+  }
+
   arrival_params params_;
   rng rng_{0};
   double horizon_ = never;
-  double lambda_max_ = 0.0;
   double t_ = 0.0;
+  double window_end_ = 0.0;
+  double bound_ = 0.0;  // the largest rate in the current window
+  double floor_ = 0.0;  // the smallest
   std::vector<burst_window> segments_;
   std::vector<double> trace_;
   std::size_t cursor_ = 0;

@@ -41,7 +41,8 @@ inline std::vector<csv_row> parse_csv_text(std::string_view text) {
     std::size_t start = 0;
     while (true) {
       const std::size_t comma = line.find(',', start);
-      const std::string_view f = line.substr(start, comma == std::string_view::npos ? line.size() - start : comma - start);
+      const std::string_view f =
+          line.substr(start, comma == std::string_view::npos ? line.size() - start : comma - start);
       const std::size_t b = f.find_first_not_of(" \t");
       const std::size_t e = f.find_last_not_of(" \t");
       row.fields.emplace_back(b == std::string_view::npos ? std::string_view{} : f.substr(b, e - b + 1));

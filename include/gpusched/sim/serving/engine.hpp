@@ -76,7 +76,8 @@ class serving_engine {
                                                         std::to_string(lm_->max_batch(spec.model)));
     }
     if (lm_->min_batch(spec.model) != 1) throw invalid_argument_error(f + "model", "profile must start at batch 1");
-    if (!(spec.max_wait_s >= 0.0) || !std::isfinite(spec.max_wait_s)) throw invalid_argument_error(f + "max_wait_s", "must be >= 0");
+    if (!(spec.max_wait_s >= 0.0) || !std::isfinite(spec.max_wait_s))
+      throw invalid_argument_error(f + "max_wait_s", "must be >= 0");
     if (!(spec.slo_s > 0.0)) throw invalid_argument_error(f + "slo_s", "must be > 0");
     if (!(spec.timeout_s > 0.0)) throw invalid_argument_error(f + "timeout_s", "must be > 0");
     if (spec.gpu_share_milli < 1 || spec.gpu_share_milli > gpu_milli_whole) {
@@ -136,13 +137,15 @@ class serving_engine {
 
   // A non-serving tenant on GPU `g` (a training worker): it runs all the time, pressing on its
   // neighbours like `proxy` at `proxy_batch` with its share, and holds `memory_mib`.
-  external_id add_external(gpu_slot g, model_id proxy, int proxy_batch, std::int32_t share_milli, std::int32_t memory_mib) {
+  external_id add_external(gpu_slot g, model_id proxy, int proxy_batch, std::int32_t share_milli,
+                           std::int32_t memory_mib) {
     check_gpu(g);
     if (proxy >= lm_->model_count()) throw invalid_argument_error("external.proxy", "unknown model id");
     if (proxy_batch < lm_->min_batch(proxy) || proxy_batch > lm_->max_batch(proxy)) {
       throw invalid_argument_error("external.proxy_batch", "outside the proxy model's profiled batch sizes");
     }
-    if (share_milli < 1 || share_milli > gpu_milli_whole) throw invalid_argument_error("external.share_milli", "must be within 1..1000");
+    if (share_milli < 1 || share_milli > gpu_milli_whole)
+      throw invalid_argument_error("external.share_milli", "must be within 1..1000");
     if (memory_mib < 0) throw invalid_argument_error("external.memory_mib", "must be >= 0");
     external e;
     e.gpu = g;
@@ -157,7 +160,8 @@ class serving_engine {
   }
 
   void remove_external(external_id e) {
-    if (e >= externals_.size() || !externals_[e].alive) throw invalid_argument_error("external", "no such live external tenant");
+    if (e >= externals_.size() || !externals_[e].alive)
+      throw invalid_argument_error("external", "no such live external tenant");
     auto& x = externals_[e];
     x.alive = false;
     auto& list = gpus_[x.gpu].externals;
@@ -191,7 +195,7 @@ class serving_engine {
   // Processes the next event; false when there is none.
   bool step() {
     if (heap_.empty()) return false;
-    std::pop_heap(heap_.begin(), heap_.end(), later);
+    std::pop_heap(heap_.begin(), heap_.end(), later{});
     const event e = heap_.back();
     heap_.pop_back();
     now_ = e.time;
@@ -219,23 +223,56 @@ class serving_engine {
   [[nodiscard]] std::size_t replica_count() const noexcept { return replicas_.size(); }
   [[nodiscard]] std::size_t gpu_count() const noexcept { return gpus_.size(); }
   [[nodiscard]] std::size_t node_count() const noexcept { return nodes_.size(); }
-  [[nodiscard]] const service_spec& spec(service_id s) const { check_service(s); return services_[s].spec; }
-  [[nodiscard]] const service_metrics& metrics(service_id s) const { check_service(s); return services_[s].metrics; }
-  [[nodiscard]] service_id service_of(replica_id r) const { check_replica(r); return replicas_[r].svc; }
-  [[nodiscard]] replica_state state(replica_id r) const { check_replica(r); return replicas_[r].state; }
-  [[nodiscard]] gpu_slot gpu_of(replica_id r) const { check_replica(r); return replicas_[r].gpu; }
-  [[nodiscard]] std::size_t queue_length(replica_id r) const { check_replica(r); return replicas_[r].queue.size(); }
-  [[nodiscard]] int running_batch(replica_id r) const { check_replica(r); return replicas_[r].busy ? replicas_[r].batch : 0; }
-  [[nodiscard]] node_index node_of(gpu_slot g) const { check_gpu(g); return gpus_[g].node; }
-  [[nodiscard]] const std::vector<replica_id>& replicas_on(gpu_slot g) const { check_gpu(g); return gpus_[g].replicas; }
+  [[nodiscard]] const service_spec& spec(service_id s) const {
+    check_service(s);
+    return services_[s].spec;
+  }
+  [[nodiscard]] const service_metrics& metrics(service_id s) const {
+    check_service(s);
+    return services_[s].metrics;
+  }
+  [[nodiscard]] service_id service_of(replica_id r) const {
+    check_replica(r);
+    return replicas_[r].svc;
+  }
+  [[nodiscard]] replica_state state(replica_id r) const {
+    check_replica(r);
+    return replicas_[r].state;
+  }
+  [[nodiscard]] gpu_slot gpu_of(replica_id r) const {
+    check_replica(r);
+    return replicas_[r].gpu;
+  }
+  [[nodiscard]] std::size_t queue_length(replica_id r) const {
+    check_replica(r);
+    return replicas_[r].queue.size();
+  }
+  [[nodiscard]] int running_batch(replica_id r) const {
+    check_replica(r);
+    return replicas_[r].busy ? replicas_[r].batch : 0;
+  }
+  [[nodiscard]] node_index node_of(gpu_slot g) const {
+    check_gpu(g);
+    return gpus_[g].node;
+  }
+  [[nodiscard]] const std::vector<replica_id>& replicas_on(gpu_slot g) const {
+    check_gpu(g);
+    return gpus_[g].replicas;
+  }
 
   // GPU memory held by replica r now (its model plus what it leaked since it started).
   [[nodiscard]] double replica_memory_mib(replica_id r) const {
     check_replica(r);
     return holds_memory(replicas_[r]) ? memory_of(replicas_[r], now_) : 0.0;
   }
-  [[nodiscard]] double gpu_memory_used_mib(gpu_slot g) const { check_gpu(g); return memory_used(g, now_); }
-  [[nodiscard]] double gpu_memory_total_mib(gpu_slot g) const { check_gpu(g); return gpus_[g].mem_total_mib; }
+  [[nodiscard]] double gpu_memory_used_mib(gpu_slot g) const {
+    check_gpu(g);
+    return memory_used(g, now_);
+  }
+  [[nodiscard]] double gpu_memory_total_mib(gpu_slot g) const {
+    check_gpu(g);
+    return gpus_[g].mem_total_mib;
+  }
 
   // Seconds, up to now, during which at least one tenant of GPU g ran a kernel (a serving batch, or a
   // non-serving tenant, which always runs): NVML's "utilization.gpu" definition, accumulated.
@@ -264,9 +301,11 @@ class serving_engine {
     std::uint32_t target;
     std::uint32_t token;  // invalidates stale timers and completions
   };
-  static bool later(const event& a, const event& b) noexcept {
-    return a.time != b.time ? a.time > b.time : a.seq > b.seq;
-  }
+  struct later {  // a function object, so that the heap algorithms inline it
+    bool operator()(const event& a, const event& b) const noexcept {
+      return a.time != b.time ? a.time > b.time : a.seq > b.seq;
+    }
+  };
 
   struct service {
     service_spec spec;
@@ -288,7 +327,7 @@ class serving_engine {
     bool busy = false;
     int batch = 0;
     double batch_start = 0.0;
-    tenant_util util;  // pressure on neighbours while busy
+    tenant_util util;         // pressure on neighbours while busy
     double leaked_mib = 0.0;  // leaked up to leak_since
     double leak_rate = 0.0;   // MiB/s
     double leak_since = 0.0;
@@ -332,12 +371,14 @@ class serving_engine {
 
   void push(double t, ev k, std::uint32_t target, std::uint32_t token) {
     heap_.push_back(event{t, seq_++, k, target, token});
-    std::push_heap(heap_.begin(), heap_.end(), later);
+    std::push_heap(heap_.begin(), heap_.end(), later{});
   }
 
   void dispatch(const event& e) {
     switch (e.kind) {
-      case ev::arrival: on_arrival(e.target); break;
+      case ev::arrival:
+        on_arrival(e.target);
+        break;
       case ev::batch_timer:
         if (replicas_[e.target].timer == e.token) {
           replicas_[e.target].timer_armed = false;
@@ -355,7 +396,9 @@ class serving_engine {
           begin_start(e.target, 0.0);
         }
         break;
-      case ev::leak_start: on_leak(e.target); break;
+      case ev::leak_start:
+        on_leak(e.target);
+        break;
       case ev::oom:
         if (gpus_[e.target].oom_token == e.token) on_oom(e.target);
         break;

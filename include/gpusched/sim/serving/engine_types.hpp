@@ -17,8 +17,8 @@ namespace gpusched::sim::serving {
 
 using service_id = std::uint32_t;
 using replica_id = std::uint32_t;
-using gpu_slot = std::uint32_t;       // dense index of a GPU over all nodes, in add_node order
-using external_id = std::uint32_t;    // a non-serving tenant of a GPU (a training worker)
+using gpu_slot = std::uint32_t;     // dense index of a GPU over all nodes, in add_node order
+using external_id = std::uint32_t;  // a non-serving tenant of a GPU (a training worker)
 inline constexpr gpu_slot no_gpu = std::numeric_limits<gpu_slot>::max();
 inline constexpr replica_id no_replica = std::numeric_limits<replica_id>::max();
 inline constexpr double no_timeout = std::numeric_limits<double>::infinity();
@@ -32,8 +32,8 @@ enum class routing_policy : std::uint8_t {
 inline routing_policy parse_routing_policy(std::string_view s, const std::string& field) {
   if (s == "round_robin") return routing_policy::round_robin;
   if (s == "least_outstanding") return routing_policy::least_outstanding;
-  throw invalid_argument_error(field, "unknown routing policy '" + std::string(s) +
-                                          "' (expected round_robin or least_outstanding)");
+  throw invalid_argument_error(
+      field, "unknown routing policy '" + std::string(s) + "' (expected round_robin or least_outstanding)");
 }
 
 // An inference service. Batching follows Triton's dynamic batcher (max_batch_size and
@@ -45,7 +45,7 @@ struct service_spec {
   int max_batch = 1;
   double max_wait_s = 0.0;
   double slo_s = 0.2;
-  double timeout_s = no_timeout;  // a request that waited longer when its batch forms is dropped
+  double timeout_s = no_timeout;        // a request that waited longer when its batch forms is dropped
   std::int32_t gpu_share_milli = 1000;  // the replica's partition of its GPU (1000 = whole GPU)
   std::int32_t gpu_memory_mib = 0;      // memory of one replica on its GPU
   routing_policy routing = routing_policy::round_robin;
@@ -61,11 +61,16 @@ enum class replica_state : std::uint8_t {
 
 constexpr std::string_view to_string(replica_state s) noexcept {
   switch (s) {
-    case replica_state::unplaced: return "unplaced";
-    case replica_state::starting: return "starting";
-    case replica_state::ready: return "ready";
-    case replica_state::crashed: return "crashed";
-    case replica_state::removed: return "removed";
+    case replica_state::unplaced:
+      return "unplaced";
+    case replica_state::starting:
+      return "starting";
+    case replica_state::ready:
+      return "ready";
+    case replica_state::crashed:
+      return "crashed";
+    case replica_state::removed:
+      return "removed";
   }
   return "?";
 }
@@ -73,10 +78,10 @@ constexpr std::string_view to_string(replica_state s) noexcept {
 // What the engine tells the cluster simulator (drained with serving_engine::take_notifications).
 struct notification {
   enum class kind : std::uint8_t {
-    replica_ready,      // finished starting (or restarting) and now takes requests
-    replica_oom,        // crashed: its GPU ran out of memory (requests in it failed)
-    leak_started,       // a scheduled leak began on a live replica
-    leak_skipped,       // a scheduled leak found its replica not running
+    replica_ready,  // finished starting (or restarting) and now takes requests
+    replica_oom,    // crashed: its GPU ran out of memory (requests in it failed)
+    leak_started,   // a scheduled leak began on a live replica
+    leak_skipped,   // a scheduled leak found its replica not running
   };
   double time = 0.0;
   kind what = kind::replica_ready;

@@ -18,15 +18,17 @@ struct tenant_util {
   double dram = 0.0;
 };
 
-GPUSCHED_HD tenant_util scaled_util(double l2, double dram, double share) { return tenant_util{l2 * share, dram * share}; }
+GPUSCHED_HD tenant_util scaled_util(double l2, double dram, double share) {
+  return tenant_util{l2 * share, dram * share};
+}
 
 // Slowdown of `self` next to one `other` (gpu-let, Choi et al. ATC'22 §4.3):
 //   alpha = c0*l2_self + c1*l2_other + c2*dram_self + c3*dram_other + c4, clamped to >= 1
 // (a neighbour never speeds a model up; gpu-let's fitted c4 < 1 would otherwise give alpha < 1 for
 // light pairs).
 GPUSCHED_HD double pairwise_slowdown(const interference_constants& c, tenant_util self, tenant_util other) {
-  const double a = c.l2_self * self.l2 + c.l2_other * other.l2 + c.dram_self * self.dram +
-                   c.dram_other * other.dram + c.constant;
+  const double a =
+      c.l2_self * self.l2 + c.l2_other * other.l2 + c.dram_self * self.dram + c.dram_other * other.dram + c.constant;
   return a > 1.0 ? a : 1.0;
 }
 

@@ -52,8 +52,10 @@ class latency_model {
       const auto& p = models[i];
       const std::string f = "latency_model.models[" + std::to_string(i) + "].";
       const model_profile* prof = table.find(p.name);
-      if (prof == nullptr) throw invalid_argument_error(f + "name", "model '" + p.name + "' is not in the profile table");
-      if (!(p.gpu_scale > 0.0) || !std::isfinite(p.gpu_scale)) throw invalid_argument_error(f + "gpu_scale", "must be > 0");
+      if (prof == nullptr)
+        throw invalid_argument_error(f + "name", "model '" + p.name + "' is not in the profile table");
+      if (!(p.gpu_scale > 0.0) || !std::isfinite(p.gpu_scale))
+        throw invalid_argument_error(f + "gpu_scale", "must be > 0");
       if (!(p.cpu_s_per_item >= 0.0) || !std::isfinite(p.cpu_s_per_item)) {
         throw invalid_argument_error(f + "cpu_s_per_item", "must be >= 0");
       }
@@ -105,8 +107,10 @@ class latency_model {
 
   [[nodiscard]] double share_factor(model_id m, int batch, double share) const noexcept {
     switch (scaling_) {
-      case share_scaling::none: return 1.0;
-      case share_scaling::linear: return 1.0 / share;
+      case share_scaling::none:
+        return 1.0;
+      case share_scaling::linear:
+        return 1.0 / share;
       case share_scaling::amdahl_sm: {
         const double u = point(m, batch).sm;
         return (1.0 - u) + u / share;
@@ -121,7 +125,8 @@ class latency_model {
     return scaled_util(u.l2, u.dram, share);
   }
 
-  [[nodiscard]] double slowdown(model_id m, int batch, double share, std::span<const tenant_util> cotenants) const noexcept {
+  [[nodiscard]] double slowdown(model_id m, int batch, double share,
+                                std::span<const tenant_util> cotenants) const noexcept {
     return multi_tenant_slowdown(constants_, tenant(m, batch, share), cotenants);
   }
 

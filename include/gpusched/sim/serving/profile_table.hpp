@@ -45,8 +45,8 @@ struct model_profile {
                                                 std::to_string(min_batch()) + ".." + std::to_string(max_batch()) +
                                                 ", got " + std::to_string(batch));
     }
-    const auto hi = std::lower_bound(points.begin(), points.end(), batch,
-                                     [](const util_point& p, int b) { return p.batch < b; });
+    const auto hi =
+        std::lower_bound(points.begin(), points.end(), batch, [](const util_point& p, int b) { return p.batch < b; });
     if (hi->batch == batch) return *hi;
     const auto lo = hi - 1;
     const double t = static_cast<double>(batch - lo->batch) / static_cast<double>(hi->batch - lo->batch);
@@ -70,8 +70,9 @@ class util_table {
     if (h.fields.size() < 6) throw file_error(file, h.line, "header has fewer than 6 columns");
     for (std::size_t i = 0; i < 6; ++i) {
       if (h.fields[i].rfind(expected[i], 0) != 0) {
-        throw file_error(file, h.line, "header column " + std::to_string(i + 1) + " is '" + h.fields[i] +
-                                           "', expected '" + std::string(expected[i]) + "...'");
+        throw file_error(file, h.line,
+                         "header column " + std::to_string(i + 1) + " is '" + h.fields[i] + "', expected '" +
+                             std::string(expected[i]) + "...'");
       }
     }
     const double to_seconds = unit == duration_unit::seconds ? 1.0 : 1e-3;
@@ -79,8 +80,9 @@ class util_table {
     for (std::size_t r = 1; r < rows.size(); ++r) {
       const auto& row = rows[r];
       if (row.fields.size() != h.fields.size()) {
-        throw file_error(file, row.line, "expected " + std::to_string(h.fields.size()) + " columns, got " +
-                                             std::to_string(row.fields.size()));
+        throw file_error(
+            file, row.line,
+            "expected " + std::to_string(h.fields.size()) + " columns, got " + std::to_string(row.fields.size()));
       }
       if (row.fields[0].empty()) throw file_error(file, row.line, "bench: empty model name");
       const long long batch = parse_csv_int(row.fields[1], file, row.line, "batch");
@@ -99,7 +101,8 @@ class util_table {
       p.dram = pct(5, "mem_util");
       auto it = std::lower_bound(t.models_.begin(), t.models_.end(), row.fields[0],
                                  [](const model_profile& m, const std::string& n) { return m.name < n; });
-      if (it == t.models_.end() || it->name != row.fields[0]) it = t.models_.insert(it, model_profile{row.fields[0], {}});
+      if (it == t.models_.end() || it->name != row.fields[0])
+        it = t.models_.insert(it, model_profile{row.fields[0], {}});
       auto pos = std::lower_bound(it->points.begin(), it->points.end(), p.batch,
                                   [](const util_point& q, int b) { return q.batch < b; });
       if (pos != it->points.end() && pos->batch == p.batch) {
@@ -140,17 +143,19 @@ struct interference_constants {
   static interference_constants parse(std::string_view text, const std::string& file) {
     const auto rows = parse_csv_text(text);
     if (rows.size() != 2) {
-      throw file_error(file, rows.empty() ? 1 : rows.back().line,
-                       "expected a header row and exactly one row of constants, got " + std::to_string(rows.size()) +
-                           " rows");
+      throw file_error(
+          file, rows.empty() ? 1 : rows.back().line,
+          "expected a header row and exactly one row of constants, got " + std::to_string(rows.size()) + " rows");
     }
-    static constexpr std::string_view names[] = {"l2_util_m1", "l2_util_m2", "dram_util_m1", "dram_util_m2", "constant"};
+    static constexpr std::string_view names[] = {"l2_util_m1", "l2_util_m2", "dram_util_m1", "dram_util_m2",
+                                                 "constant"};
     const auto& h = rows[0];
     if (h.fields.size() != 5) throw file_error(file, h.line, "header must have 5 columns");
     for (std::size_t i = 0; i < 5; ++i) {
       if (h.fields[i] != names[i]) {
-        throw file_error(file, h.line, "header column " + std::to_string(i + 1) + " is '" + h.fields[i] +
-                                           "', expected '" + std::string(names[i]) + "'");
+        throw file_error(file, h.line,
+                         "header column " + std::to_string(i + 1) + " is '" + h.fields[i] + "', expected '" +
+                             std::string(names[i]) + "'");
       }
     }
     const auto& r = rows[1];

@@ -41,7 +41,7 @@ struct model_config {
 };
 
 struct latency_model_config {
-  std::string util_csv;       // resolved against the scenario file's folder
+  std::string util_csv;  // resolved against the scenario file's folder
   std::string constants_csv;
   duration_unit unit = duration_unit::seconds;
   share_scaling scaling = share_scaling::amdahl_sm;
@@ -83,7 +83,7 @@ struct training_config {
   mib memory_mib = 0;                        // per worker
   int priority = 2;
   tier tier_ = tier::dev;
-  double duration_s = 3600.0;  // solo run time
+  double duration_s = 3600.0;            // solo run time
   std::string proxy_model = "resnet50";  // how it presses on GPU neighbours (interference.hpp)
   int proxy_batch = 32;
   std::size_t line = 0;
@@ -129,8 +129,10 @@ inline latency_model make_latency_model(const scenario& sc) {
   std::vector<model_latency_params> params;
   for (const auto& m : lc.models) {
     const model_profile* p = table.find(m.name);
-    if (p == nullptr) throw file_error(sc.file, m.line, "latency_model.models: '" + m.name + "' is not in " + lc.util_csv);
-    if (p->min_batch() != 1) throw file_error(sc.file, m.line, "latency_model.models: '" + m.name + "' is not profiled at batch 1");
+    if (p == nullptr)
+      throw file_error(sc.file, m.line, "latency_model.models: '" + m.name + "' is not in " + lc.util_csv);
+    if (p->min_batch() != 1)
+      throw file_error(sc.file, m.line, "latency_model.models: '" + m.name + "' is not profiled at batch 1");
     params.push_back(model_latency_params{m.name, m.gpu_scale, m.cpu_ms_per_item / 1000.0});
   }
   return latency_model(table, constants, std::move(params), lc.scaling);
@@ -147,29 +149,34 @@ inline void check_against_model(const scenario& sc, const latency_model& lm) {
   };
   for (const auto& s : sc.services) {
     const auto m = find(s.model);
-    if (!m) throw file_error(sc.file, s.line, "services." + s.name + ".model: '" + s.model + "' is not in latency_model.models");
+    if (!m)
+      throw file_error(sc.file, s.line,
+                       "services." + s.name + ".model: '" + s.model + "' is not in latency_model.models");
     if (s.max_batch > lm.max_batch(*m)) {
-      throw file_error(sc.file, s.line, "services." + s.name + ".max_batch: " + std::to_string(s.max_batch) +
-                                            " is above the profiled maximum " + std::to_string(lm.max_batch(*m)));
+      throw file_error(sc.file, s.line,
+                       "services." + s.name + ".max_batch: " + std::to_string(s.max_batch) +
+                           " is above the profiled maximum " + std::to_string(lm.max_batch(*m)));
     }
   }
   for (const auto& t : sc.training) {
     const auto m = find(t.proxy_model);
     if (!m) {
-      throw file_error(sc.file, t.line, "training." + t.name + ".interference_proxy.model: '" + t.proxy_model +
-                                            "' is not in latency_model.models");
+      throw file_error(
+          sc.file, t.line,
+          "training." + t.name + ".interference_proxy.model: '" + t.proxy_model + "' is not in latency_model.models");
     }
     if (t.proxy_batch > lm.max_batch(*m)) {
-      throw file_error(sc.file, t.line, "training." + t.name + ".interference_proxy.batch: above the profiled maximum " +
-                                            std::to_string(lm.max_batch(*m)));
+      throw file_error(sc.file, t.line,
+                       "training." + t.name + ".interference_proxy.batch: above the profiled maximum " +
+                           std::to_string(lm.max_batch(*m)));
     }
   }
 }
 
 // Handles of what populate() created.
 struct serving_setup {
-  std::vector<service_id> services;                 // in scenario order
-  std::vector<std::vector<replica_id>> replicas;    // per service, unplaced
+  std::vector<service_id> services;               // in scenario order
+  std::vector<std::vector<replica_id>> replicas;  // per service, unplaced
 };
 
 // The seed of service i's arrivals under run seed `seed`: independent of every other service and of
@@ -181,15 +188,17 @@ constexpr std::uint64_t arrival_seed(std::uint64_t seed, std::size_t service_ind
 // Adds the scenario's nodes, services (with seeded arrivals over duration_s), unplaced replicas
 // and scheduled leaks to an empty engine. Everything is checked before the engine changes.
 inline serving_setup populate(serving_engine& e, const scenario& sc, const latency_model& lm, std::uint64_t seed) {
-  if (e.node_count() != 0 || e.service_count() != 0) throw invalid_argument_error("engine", "populate() needs an empty engine");
+  if (e.node_count() != 0 || e.service_count() != 0)
+    throw invalid_argument_error("engine", "populate() needs an empty engine");
   check_against_model(sc, lm);
   for (const auto& l : sc.leaks) {
     bool found = false;
     for (const auto& s : sc.services) {
       if (s.name == l.service) {
         if (l.replica >= s.replicas) {
-          throw file_error(sc.file, l.line, "leaks.replica: service '" + s.name + "' has " +
-                                                std::to_string(s.replicas) + " replicas (0-based index)");
+          throw file_error(sc.file, l.line,
+                           "leaks.replica: service '" + s.name + "' has " + std::to_string(s.replicas) +
+                               " replicas (0-based index)");
         }
         found = true;
       }
@@ -197,7 +206,8 @@ inline serving_setup populate(serving_engine& e, const scenario& sc, const laten
     if (!found) throw file_error(sc.file, l.line, "leaks.service: no service named '" + l.service + "'");
   }
   serving_setup out;
-  for (int n = 0; n < sc.nodes.count; ++n) e.add_node(sc.nodes.gpus_per_node, sc.nodes.gpu_memory_mib, sc.nodes.cpu_milli);
+  for (int n = 0; n < sc.nodes.count; ++n)
+    e.add_node(sc.nodes.gpus_per_node, sc.nodes.gpu_memory_mib, sc.nodes.cpu_milli);
   for (std::size_t i = 0; i < sc.services.size(); ++i) {
     const auto& s = sc.services[i];
     service_spec sp;
@@ -236,7 +246,10 @@ inline pod replica_pod(const service_config& s, int index) {
       .model(s.model)
       .priority(s.priority)
       .qos(qos_class::guaranteed);
-  if (s.tier_ == tier::prod) b.prod(); else b.dev();
+  if (s.tier_ == tier::prod)
+    b.prod();
+  else
+    b.dev();
   return b.build();
 }
 
@@ -273,7 +286,10 @@ inline std::vector<pod> training_pods(const training_job& j) {
         .qos(qos_class::burstable)
         .gang(j.name, t.workers)
         .submitted(j.submit_s);
-    if (t.tier_ == tier::prod) b.prod(); else b.dev();
+    if (t.tier_ == tier::prod)
+      b.prod();
+    else
+      b.dev();
     pods.push_back(b.build());
   }
   return pods;

@@ -106,7 +106,8 @@ class reader {
   }
 
   // Optional keys: the default when absent.
-  double number_or(const YAML::Node& n, std::string_view key, const std::string& path, double def, double lo, double hi) const {
+  double number_or(const YAML::Node& n, std::string_view key, const std::string& path, double def, double lo,
+                   double hi) const {
     const YAML::Node v = n[std::string(key)];
     return v.IsDefined() ? number(v, path + "." + std::string(key), lo, hi) : def;
   }
@@ -118,7 +119,8 @@ class reader {
   double req_number(const YAML::Node& n, std::string_view key, const std::string& path, double lo, double hi) const {
     return number(required(n, key, path), path + "." + std::string(key), lo, hi);
   }
-  long long req_integer(const YAML::Node& n, std::string_view key, const std::string& path, long long lo, long long hi) const {
+  long long req_integer(const YAML::Node& n, std::string_view key, const std::string& path, long long lo,
+                        long long hi) const {
     return integer(required(n, key, path), path + "." + std::string(key), lo, hi);
   }
   std::string req_text(const YAML::Node& n, std::string_view key, const std::string& path) const {
@@ -207,12 +209,14 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
   {
     const YAML::Node n = r.required(root, "nodes", "scenario");
     const std::string p = "nodes";
-    r.allow_keys(n, p, {"count", "gpus_per_node", "gpu_model", "gpu_memory_mib", "cpu_milli", "memory_mib", "nvlink_islands"});
+    r.allow_keys(
+        n, p, {"count", "gpus_per_node", "gpu_model", "gpu_memory_mib", "cpu_milli", "memory_mib", "nvlink_islands"});
     auto& np = sc.nodes;
     np.count = static_cast<int>(r.req_integer(n, "count", p, 1, 1'000'000));
     np.gpus_per_node = static_cast<int>(r.req_integer(n, "gpus_per_node", p, 0, max_gpus_per_node));
     np.gpu_model = r.req_text(n, "gpu_model", p);
-    if (np.gpu_model.size() > short_name::max_size) r.fail(n["gpu_model"], p + ".gpu_model", "longer than 15 characters");
+    if (np.gpu_model.size() > short_name::max_size)
+      r.fail(n["gpu_model"], p + ".gpu_model", "longer than 15 characters");
     np.gpu_memory_mib = static_cast<std::int32_t>(r.req_integer(n, "gpu_memory_mib", p, 1, 1 << 30));
     np.cpu_milli = r.req_integer(n, "cpu_milli", p, 1, std::int64_t{1} << 40);
     np.memory_mib = r.req_integer(n, "memory_mib", p, 1, std::int64_t{1} << 40);
@@ -281,8 +285,9 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
   const YAML::Node services = r.required(root, "services", "scenario");
   if (!services.IsSequence()) r.fail(services, "services", "expected a list");
   r.each(services, "services", [&](const YAML::Node& n, const std::string& p) {
-    r.allow_keys(n, p, {"name", "model", "replicas", "gpu_share_milli", "gpu_memory_mib", "cpu_milli", "memory_mib",
-                        "priority", "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals"});
+    r.allow_keys(n, p,
+                 {"name", "model", "replicas", "gpu_share_milli", "gpu_memory_mib", "cpu_milli", "memory_mib",
+                  "priority", "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals"});
     service_config s;
     s.line = reader::line_of(n);
     s.name = r.req_text(n, "name", p);
@@ -315,8 +320,9 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     sc.services.push_back(std::move(s));
   });
   r.each(root["training"], "training", [&](const YAML::Node& n, const std::string& p) {
-    r.allow_keys(n, p, {"name", "count", "submit_s", "every_s", "workers", "gpus_per_worker", "gpu_milli", "gpu_memory_mib",
-                        "cpu_milli", "memory_mib", "priority", "tier", "duration_s", "interference_proxy"});
+    r.allow_keys(n, p,
+                 {"name", "count", "submit_s", "every_s", "workers", "gpus_per_worker", "gpu_milli", "gpu_memory_mib",
+                  "cpu_milli", "memory_mib", "priority", "tier", "duration_s", "interference_proxy"});
     training_config t;
     t.line = reader::line_of(n);
     t.name = r.req_text(n, "name", p);
@@ -327,7 +333,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     t.submit_s = r.number_or(n, "submit_s", p, 0.0, 0.0, big);
     t.every_s = r.number_or(n, "every_s", p, 0.0, 0.0, big);
     t.workers = static_cast<int>(r.req_integer(n, "workers", p, 1, 100'000));
-    t.gpus_per_worker = static_cast<int>(r.req_integer(n, "gpus_per_worker", p, 1, std::max(1, sc.nodes.gpus_per_node)));
+    t.gpus_per_worker =
+        static_cast<int>(r.req_integer(n, "gpus_per_worker", p, 1, std::max(1, sc.nodes.gpus_per_node)));
     t.gpu_milli = static_cast<std::int32_t>(r.integer_or(n, "gpu_milli", p, gpu_milli_whole, 1, gpu_milli_whole));
     t.gpu_memory_mib = static_cast<std::int32_t>(r.integer_or(n, "gpu_memory_mib", p, 0, 0, sc.nodes.gpu_memory_mib));
     t.cpu_milli = r.integer_or(n, "cpu_milli", p, 0, 0, sc.nodes.cpu_milli);
@@ -362,7 +369,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     for (const auto& o : sc.profiles) {
       if (o.name == pc.name) r.fail(n["name"], p + ".name", "'" + pc.name + "' listed twice");
     }
-    if (const YAML::Node c = n["config"]; c.IsDefined() && !c.IsNull()) pc.config = resolve(base_dir, r.text(c, p + ".config"));
+    if (const YAML::Node c = n["config"]; c.IsDefined() && !c.IsNull())
+      pc.config = resolve(base_dir, r.text(c, p + ".config"));
     sc.profiles.push_back(std::move(pc));
   });
   return sc;
