@@ -178,6 +178,29 @@ TEST_CASE("serving.engine.a leak runs the GPU out of memory; the leaking replica
   CHECK(notes[0].time == doctest::Approx(35.0));
 }
 
+TEST_CASE("serving.engine.a placement that does not fit in GPU memory crashes the newcomer") {
+  const util_table t = toy_table();
+  const latency_model lm(t, toy_constants, {{"m", 1.0, 0.0}}, share_scaling::none);
+  serving_engine e(lm, engine_options{0.0, 10.0, false, false});
+  e.add_node(1, 1000, 8000);
+  const service_id s = e.add_service(toy_service("svc", 1, 0.0, 300), arrival_process::from_times({}));
+  const replica_id r0 = e.add_replica(s);
+  const replica_id r1 = e.add_replica(s);
+  const replica_id r2 = e.add_replica(s);
+  e.place_replica(r0, 0);
+  e.place_replica(r1, 0);
+  e.place_replica(r2, 0);  // 3 x 400 MiB > 1000 MiB
+  CHECK(e.state(r0) == replica_state::ready);
+  CHECK(e.state(r1) == replica_state::ready);
+  CHECK(e.state(r2) == replica_state::crashed);
+  CHECK(e.gpu_memory_used_mib(0) == 800.0);
+  e.run_until(100.0);
+  CHECK(e.state(r2) == replica_state::crashed);  // auto_restart off: the cluster simulator decides
+  e.remove_replica(r2);
+  CHECK(e.state(r2) == replica_state::removed);
+  CHECK(e.replicas_on(0).size() == 2);
+}
+
 TEST_CASE("serving.engine.removal fails the replica's requests; no ready replica rejects") {
   const util_table t = toy_table();
   const latency_model lm(t, toy_constants, {{"m", 1.0, 0.0}}, share_scaling::none);

@@ -512,6 +512,8 @@ class serving_engine {
 
   void begin_start(replica_id r, double delay) {
     auto& rep = replicas_[r];
+    auto& list = gpus_[rep.gpu].replicas;  // the newest allocation goes last (on_oom's fallback victim)
+    std::rotate(std::find(list.begin(), list.end(), r), std::find(list.begin(), list.end(), r) + 1, list.end());
     rep.state = replica_state::starting;
     rep.leaked_mib = 0.0;
     rep.leak_rate = 0.0;
