@@ -16,7 +16,12 @@ namespace gpusched {
 template <MutableCluster C>
 class transaction {
  public:
+  using log_type = std::vector<std::pair<const pod*, binding>>;
+
   explicit transaction(C& c, std::size_t expected = 0) : c_(&c) { log_.reserve(expected); }
+  // Adopts `storage` (its contents are dropped) as the log, so that a caller placing group after
+  // group reuses one buffer and allocates nothing once it is large enough; take_storage() returns it.
+  transaction(C& c, log_type&& storage) noexcept : c_(&c), log_(std::move(storage)) { log_.clear(); }
   transaction(const transaction&) = delete;
   transaction& operator=(const transaction&) = delete;
   transaction(transaction&& o) noexcept : c_(o.c_), log_(std::move(o.log_)), done_(std::exchange(o.done_, true)) {}
@@ -43,11 +48,17 @@ class transaction {
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return log_.size(); }
-  [[nodiscard]] const std::vector<std::pair<const pod*, binding>>& reservations() const noexcept { return log_; }
+  [[nodiscard]] const log_type& reservations() const noexcept { return log_; }
+
+  // After commit() or rollback(): hands the (empty) log buffer back for reuse.
+  [[nodiscard]] log_type take_storage() noexcept {
+    if (!done_) rollback();
+    return std::move(log_);
+  }
 
  private:
   C* c_;
-  std::vector<std::pair<const pod*, binding>> log_;
+  log_type log_;
   bool done_ = false;
 };
 
