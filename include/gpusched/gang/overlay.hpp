@@ -49,7 +49,7 @@ class cluster_overlay {
   [[nodiscard]] gpu_device gpu(node_index n, int g) const {
     gpu_device dev = traits_of<C>::node_gpu(*base_, n, g);
     if (const delta* d = find(n)) {
-      dev.milli_free -= d->milli[static_cast<std::size_t>(g)];
+      dev.milli_free -= d->share[static_cast<std::size_t>(g)];
       dev.mem_free_mib -= d->gpu_mem[static_cast<std::size_t>(g)];
     }
     return dev;
@@ -116,7 +116,7 @@ class cluster_overlay {
     node_index node = 0;
     milli cpu = 0;
     mib mem = 0;
-    std::array<std::int32_t, max_gpus_per_node> milli{};
+    std::array<std::int32_t, max_gpus_per_node> share{};
     std::array<std::int32_t, max_gpus_per_node> gpu_mem{};
   };
 
@@ -154,7 +154,7 @@ class cluster_overlay {
     d.cpu += sign * b.cpu_milli;
     d.mem += sign * b.memory_mib;
     for_each_gpu(b.gpus, [&](int g) {
-      d.milli[static_cast<std::size_t>(g)] += sign * b.gpu_milli;
+      d.share[static_cast<std::size_t>(g)] += sign * b.gpu_milli;
       d.gpu_mem[static_cast<std::size_t>(g)] += sign * b.gpu_mem_mib;
     });
   }
