@@ -8,8 +8,9 @@
 // A cycle:
 //   1. Timeout fallback: a partial hold older than hold_policy::timeout is released whole; that gang
 //      may not hold again for hold_policy::backoff seconds.
-//   2. Detection: among gangs holding partial reservations, a -> b when a cannot complete and a node
-//      where b holds members would take one of a's missing members if b's hold were gone. Every cycle
+//   2. Detection: among gangs holding partial reservations, a -> b when a could not complete even if
+//      every running gang left (running gangs finish, holds do not), and a node where b holds members
+//      would take one of a's missing members if b's hold were gone. Every cycle
 //      of that wait-for graph is broken by releasing the hold of the gang that gives way first
 //      (lowest priority, then youngest; wait_for.hpp). That gang also backs off.
 //   3. Gangs are tried in order: priority (high first), then submit time (old first), then
@@ -133,6 +134,7 @@ class gang_coordinator {
         } else {
           cap_step(g);
           placer_.extend(c, g, more_, false, e.result);
+          e.result.placed = false;
         }
         continue;
       }
@@ -147,6 +149,7 @@ class gang_coordinator {
       missing(e, g, false);
       cap_step(g);
       placer_.extend(c, g, more_, false, e.result);
+      e.result.placed = false;
       if (!e.result.members.empty()) {
         e.state = gang_state::holding;
         e.hold_since = now;
@@ -262,22 +265,32 @@ class gang_coordinator {
     }
     const std::size_t h = holder_ids_.size();
     if (h < 2) return;
-    // Which holders cannot complete on the room nobody holds? (Tried on an overlay: no change.)
+    // Which holders could not complete even once every running gang has left (running gangs finish;
+    // holds do not)? Tried on an overlay: nothing changes.
     cluster_overlay<C> o(c);
+    auto without_running = [&]() {
+      o.reset();
+      for (const auto& [id, e] : gangs_) {
+        if (e.state != gang_state::running) continue;
+        for (const auto& m : e.result.members) o.release(e.spec.roles[m.role].member, m.where);
+      }
+    };
     blocked_.assign(h, 0);
     for (std::size_t a = 0; a < h; ++a) {
       entry& e = gangs_.at(holder_ids_[a]);
       missing(e, e.spec, false);
       scratch_ = e.result;
-      o.reset();
+      without_running();
       blocked_[a] = placer_.extend(o, e.spec, more_, true, scratch_) ? 0 : 1;
     }
+    // a -> b: a is blocked and a node where b holds members would take one of a's missing members
+    // if b's hold (and the running gangs) were gone.
     graph_.reset(h);
     keys_.resize(h);
     for (std::size_t b = 0; b < h; ++b) {
       const entry& eb = gangs_.at(holder_ids_[b]);
       keys_[b] = waiting_gang_key{eb.spec.priority, eb.spec.submit_time, holder_ids_[b]};
-      o.reset();
+      without_running();
       for (const auto& m : eb.result.members) o.release(eb.spec.roles[m.role].member, m.where);
       for (std::size_t a = 0; a < h; ++a) {
         if (a == b || !blocked_[a]) continue;

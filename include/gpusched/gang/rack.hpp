@@ -82,7 +82,10 @@ class rack_topology {
       if (fresh) names.push_back(std::move(name));
       rack_of_node[i] = it->second;
     }
-    graph_type g(1 + names.size() + n);
+    // Built in place: Boost 1.74's adjacency_list copies on assignment and swap.
+    graph_type& g = graph_;
+    g.clear();
+    for (std::size_t v = 0; v < 1 + names.size() + n; ++v) boost::add_vertex(g);
     for (std::size_t r = 0; r < names.size(); ++r) boost::add_edge(0, 1 + r, g);
     for (std::size_t i = 0; i < n; ++i) boost::add_edge(1 + rack_of_node[i], 1 + names.size() + i, g);
     // What packing reads comes from the graph: a node vertex's only neighbour is its rack.
@@ -93,7 +96,6 @@ class rack_topology {
       (void)b;
     }
     names_ = std::move(names);
-    graph_ = std::move(g);
   }
 
   [[nodiscard]] std::size_t node_count() const noexcept { return rack_of_.size(); }

@@ -36,7 +36,11 @@ class wait_for_graph {
  public:
   using graph_type = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
 
-  void reset(std::size_t gangs) { graph_ = graph_type(gangs); }
+  // Boost 1.74's adjacency_list copies on assignment and swap, so the graph is cleared in place.
+  void reset(std::size_t gangs) {
+    graph_.clear();
+    for (std::size_t i = 0; i < gangs; ++i) boost::add_vertex(graph_);
+  }
   [[nodiscard]] std::size_t size() const noexcept { return boost::num_vertices(graph_); }
 
   // `waiter` waits for capacity `holder` holds.
@@ -69,7 +73,7 @@ class wait_for_graph {
       for (std::size_t k = 0; k < n; ++k) {
         if (pick[k] == n) continue;
         victims.push_back(pick[k]);
-        boost::clear_vertex(pick[k], graph_);
+        drop_edges(pick[k]);
       }
     }
     return victims;
@@ -78,6 +82,12 @@ class wait_for_graph {
   [[nodiscard]] const graph_type& graph() const noexcept { return graph_; }
 
  private:
+  // Removes every edge into and out of v (what clear_vertex does, without walking the edge list).
+  void drop_edges(std::size_t v) {
+    boost::clear_out_edges(v, graph_);
+    for (std::size_t u = 0; u < size(); ++u) boost::remove_edge(u, v, graph_);
+  }
+
   // Fills comp (component of each vertex) and returns how many components have two or more vertices.
   std::size_t cyclic_components(std::vector<std::size_t>& comp) const {
     const std::size_t n = size();
