@@ -6,8 +6,11 @@
 //   coord.finish(cluster, id);                  // a running gang is done: its members are released
 //
 // A cycle:
-//   1. Timeout fallback: a partial hold older than hold_policy::timeout is released whole; that gang
-//      may not hold again for hold_policy::backoff seconds.
+//   1. Timeout fallback: when a partial hold is older than hold_policy::timeout, every partial hold
+//      is released whole, and those gangs may not hold again for hold_policy::backoff seconds.
+//      Releasing all of them (not just the expired one) is what guarantees progress with several
+//      holders: otherwise holds that expire at staggered times can keep some room held forever,
+//      starving a gang that needs the whole cluster. After such a cycle no capacity is held.
 //   2. Detection: among gangs holding partial reservations, a -> b when a could not complete even if
 //      every running gang left (running gangs finish, holds do not), and a node where b holds members
 //      would take one of a's missing members if b's hold were gone. Every cycle
@@ -22,8 +25,9 @@
 // By construction: with max_holders == 0 nothing partial is ever held and no gang waits on
 // another; with max_holders == 1 (the default) the lone holder is the head-of-line reservation
 // that keeps small gangs from starving a large one, and it can only wait on running gangs. Only
-// max_holders >= 2 with members_per_cycle > 0 (Kubernetes' one-pod-at-a-time binding, what lets two
-// interleaved gangs each grab half the cluster) can form a cycle, and step 2 breaks it.
+// max_holders >= 2 can form a cycle: interleaved holds (members_per_cycle > 0, Kubernetes'
+// one-pod-at-a-time binding, which lets two gangs each grab half the cluster), or a higher-priority
+// gang that starts holding freed room after a lower one did. Step 2 breaks it; step 1 bounds it.
 #pragma once
 
 #include <algorithm>
@@ -65,7 +69,7 @@ using gang_id = std::uint64_t;
 
 struct cycle_report {
   std::vector<gang_id> started;    // placed whole in this cycle: bind their members now
-  std::vector<gang_id> timed_out;  // partial holds dropped by the timeout fallback
+  std::vector<gang_id> timed_out;  // partial holds dropped by the timeout fallback (all of them)
   std::vector<gang_id> gave_way;   // partial holds dropped to break wait-for cycles
   std::vector<gang_id> holding;    // gangs holding partial reservations after the cycle
 };
@@ -96,9 +100,12 @@ class gang_coordinator {
   cycle_report run_cycle(C& c, double now) {
     if (!std::isfinite(now)) throw invalid_argument_error("now", "must be a finite time");
     cycle_report rep;
-    // 1. Timeout fallback.
-    for (auto& [id, e] : gangs_) {
-      if (e.state == gang_state::holding && now - e.hold_since >= holds_.timeout) {
+    // 1. Timeout fallback: one expired hold releases them all (see the header comment).
+    bool expired = false;
+    for (const auto& [id, e] : gangs_) expired = expired || (e.state == gang_state::holding && now - e.hold_since >= holds_.timeout);
+    if (expired) {
+      for (auto& [id, e] : gangs_) {
+        if (e.state != gang_state::holding) continue;
         drop_hold(c, e, now);
         rep.timed_out.push_back(id);
       }
