@@ -45,32 +45,35 @@ struct gang_spec {
 inline constexpr std::int32_t max_gang_members = 1 << 20;  // keeps packing keys and counts in 32 bits
 
 // Throws invalid_argument_error naming the first invalid field ("gang 'g'.roles[1].min_count").
+// Field names are built only when throwing: placing a gang validates it, and that path allocates
+// nothing (pod names of at most 9 characters keep validate(pod)'s own message in the small-string
+// buffer too).
 inline void validate(const gang_spec& g) {
   if (g.name.empty()) throw invalid_argument_error("gang.name", "must not be empty");
-  const std::string at = "gang '" + g.name + "'.";
-  if (g.roles.empty()) throw invalid_argument_error(at + "roles", "a gang needs at least one role");
+  auto at = [&](const std::string& field) { return "gang '" + g.name + "'." + field; };
+  if (g.roles.empty()) throw invalid_argument_error(at("roles"), "a gang needs at least one role");
   if (g.priority < min_priority || g.priority > max_priority) {
-    throw invalid_argument_error(at + "priority", "must be within 0..10, got " + std::to_string(g.priority));
+    throw invalid_argument_error(at("priority"), "must be within 0..10, got " + std::to_string(g.priority));
   }
   if (!std::isfinite(g.submit_time) || g.submit_time < 0.0) {
-    throw invalid_argument_error(at + "submit_time", "must be a finite time >= 0");
+    throw invalid_argument_error(at("submit_time"), "must be a finite time >= 0");
   }
   std::int64_t total = 0;
   for (std::size_t i = 0; i < g.roles.size(); ++i) {
     const gang_role& r = g.roles[i];
-    const std::string f = at + "roles[" + std::to_string(i) + "].";
-    if (r.name.empty()) throw invalid_argument_error(f + "name", "must not be empty");
+    auto f = [&](const char* field) { return at("roles[" + std::to_string(i) + "]." + field); };
+    if (r.name.empty()) throw invalid_argument_error(f("name"), "must not be empty");
     for (std::size_t j = 0; j < i; ++j) {
-      if (g.roles[j].name == r.name) throw invalid_argument_error(f + "name", "'" + r.name + "' is used by two roles");
+      if (g.roles[j].name == r.name) throw invalid_argument_error(f("name"), "'" + r.name + "' is used by two roles");
     }
     validate(r.member);
-    if (r.min_count < 0) throw invalid_argument_error(f + "min_count", "must be >= 0");
-    if (r.desired_count < 1) throw invalid_argument_error(f + "desired_count", "must be >= 1");
-    if (r.desired_count < r.min_count) throw invalid_argument_error(f + "desired_count", "must be >= min_count");
+    if (r.min_count < 0) throw invalid_argument_error(f("min_count"), "must be >= 0");
+    if (r.desired_count < 1) throw invalid_argument_error(f("desired_count"), "must be >= 1");
+    if (r.desired_count < r.min_count) throw invalid_argument_error(f("desired_count"), "must be >= min_count");
     total += r.desired_count;
-    if (total > max_gang_members) throw invalid_argument_error(f + "desired_count", "a gang has at most 2^20 members");
+    if (total > max_gang_members) throw invalid_argument_error(f("desired_count"), "a gang has at most 2^20 members");
   }
-  if (g.min_members() < 1) throw invalid_argument_error(at + "roles", "the minimum members of all roles add up to 0");
+  if (g.min_members() < 1) throw invalid_argument_error(at("roles"), "the minimum members of all roles add up to 0");
 }
 
 // Fluent builder, as make_pod:

@@ -135,13 +135,13 @@ class gang_placer {
     if (more.size() != g.roles.size()) throw invalid_argument_error("more", "needs one count per role");
     if (out.per_role.size() != g.roles.size()) out.per_role.assign(g.roles.size(), 0);
     const std::size_t keep = out.members.size();
-    const std::vector<std::int32_t> had = out.per_role;
+    had_.assign(out.per_role.begin(), out.per_role.end());
     transaction<X> tx(c, std::move(log_));
     const bool ok = pack_roles(c, g, more, all_or_nothing, tx, out);
     if (!ok && all_or_nothing) {
       tx.rollback();
       out.members.resize(keep);
-      out.per_role = had;
+      out.per_role.assign(had_.begin(), had_.end());
     } else {
       tx.commit();
     }
@@ -239,11 +239,12 @@ class gang_placer {
   void order_roles(const gang_spec& g) {
     role_order_.resize(g.roles.size());
     for (std::size_t r = 0; r < g.roles.size(); ++r) role_order_[r] = static_cast<std::uint32_t>(r);
-    std::stable_sort(role_order_.begin(), role_order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+    std::sort(role_order_.begin(), role_order_.end(), [&](std::uint32_t a, std::uint32_t b) {  // not stable_sort: it allocates
       const pod& pa = g.roles[a].member;
       const pod& pb = g.roles[b].member;
       if (pa.gpu_milli_total() != pb.gpu_milli_total()) return pa.gpu_milli_total() > pb.gpu_milli_total();
-      return g.roles[a].desired_count > g.roles[b].desired_count;
+      if (g.roles[a].desired_count != g.roles[b].desired_count) return g.roles[a].desired_count > g.roles[b].desired_count;
+      return a < b;
     });
   }
 
@@ -454,7 +455,7 @@ class gang_placer {
   bool racks_ready_ = false;
   std::uint32_t chosen_rack_ = static_cast<std::uint32_t>(-1);
   std::vector<std::pair<const pod*, binding>> log_;  // the transactions' reused log buffer
-  std::vector<std::int32_t> min_, want_;
+  std::vector<std::int32_t> min_, want_, had_;
   std::vector<std::uint32_t> role_order_;
   std::vector<reason> reasons_;
   std::vector<candidate> cands_;
