@@ -16,7 +16,12 @@ namespace gpusched {
 template <MutableCluster C>
 class transaction {
  public:
+  using log_type = std::vector<std::pair<const pod*, binding>>;
+
   explicit transaction(C& c, std::size_t expected = 0) : c_(&c) { log_.reserve(expected); }
+  // Adopts `storage` (its contents are dropped) as the log, so that a caller placing group after
+  // group reuses one buffer and allocates nothing once it is large enough; take_storage() returns it.
+  transaction(C& c, log_type&& storage) noexcept : c_(&c), log_(std::move(storage)) { log_.clear(); }
   transaction(const transaction&) = delete;
   transaction& operator=(const transaction&) = delete;
   transaction(transaction&& o) noexcept
@@ -36,7 +41,7 @@ class transaction {
   // Releases b of p (a victim leaving). Throws (and changes nothing) when the cluster refuses it;
   // rollback reserves it again.
   void release(const pod& p, const binding& b) {
-    released_.reserve(released_.size() + 1);
+    if (released_.size() == released_.capacity()) released_.reserve(released_.empty() ? 8 : 2 * released_.size());
     traits_of<C>::release(*c_, p, b);
     released_.push_back(released_entry{&p, b, log_.size()});
   }
@@ -63,7 +68,13 @@ class transaction {
 
   [[nodiscard]] std::size_t size() const noexcept { return log_.size(); }
   [[nodiscard]] std::size_t released_count() const noexcept { return released_.size(); }
-  [[nodiscard]] const std::vector<std::pair<const pod*, binding>>& reservations() const noexcept { return log_; }
+  [[nodiscard]] const log_type& reservations() const noexcept { return log_; }
+
+  // After commit() or rollback(): hands the (empty) log buffer back for reuse.
+  [[nodiscard]] log_type take_storage() noexcept {
+    if (!done_) rollback();
+    return std::move(log_);
+  }
 
  private:
   struct released_entry {
@@ -73,7 +84,7 @@ class transaction {
   };
 
   C* c_;
-  std::vector<std::pair<const pod*, binding>> log_;
+  log_type log_;
   std::vector<released_entry> released_;
   bool done_ = false;
 };
