@@ -188,7 +188,7 @@ void register_core(py::module_& m) {
       .def(py::init(&make_py_pod), py::arg("name"), py::kw_only(), py::arg("cpu_milli") = 0, py::arg("memory_mib") = 0,
            py::arg("num_gpu") = 0, py::arg("gpu_milli") = py::none(), py::arg("gpu_mem_mib") = 0,
            py::arg("allowed_models") = std::vector<std::string>{}, py::arg("model_type") = "", py::arg("priority") = 0,
-           py::arg("qos") = qos_class::burstable, py::arg("tier") = tier::dev, py::arg("gang") = "",
+           py::arg("qos") = "Burstable", py::arg("tier") = "dev", py::arg("gang") = "",
            py::arg("gang_min_members") = 0, py::arg("tenant") = "", py::arg("submit_time") = 0.0)
       .def_static("from_dict", &pod_from_dict, py::arg("fields"),
                   "A pod from a mapping of the constructor's fields; unknown keys raise TypeError.")
@@ -304,8 +304,11 @@ void register_core(py::module_& m) {
             // All validated: add_node cannot fail now except for lack of memory.
             for (const auto& s : specs) c.add_node(s);
           },
+          py::arg("names"), py::arg("cpu_milli"), py::arg("memory_mib"), py::arg("gpu_count"), py::arg("gpu_model"),
+          py::arg("gpu_mem_mib"), py::arg("racks"),
           "Adds validated columns of nodes, all or none (gpusched.Cluster.from_arrays checks dtypes first).")
-      .def("_copy_from", [](py_cluster& self, py_cluster& other) { self.get() = other.get(); })
+      .def(
+          "_copy_from", [](py_cluster& self, py_cluster& other) { self.get() = other.get(); }, py::arg("other"))
       .def("__len__", [](py_cluster& self) { return self.get().size(); })
       .def("__eq__", [](py_cluster& a, py_cluster& b) { return a.get() == b.get(); }, py::is_operator(),
            "Equal nodes, allocations, loads and served models.")
@@ -390,6 +393,7 @@ void register_core(py::module_& m) {
               c.set_load(i, hp[i] ? &mtr : nullptr);
             }
           },
+          py::arg("cpu_used"), py::arg("mem_used"), py::arg("gpu_used"), py::arg("has_load"),
           "Sets every node's load at once, all or none (gpusched.Cluster.set_loads checks dtypes first).")
       .def(
           "load",

@@ -111,9 +111,14 @@ def length_of(field_values: dict[str, Any]) -> int:
     n: Optional[int] = None
     first = ""
     for field, v in field_values.items():
-        if v is None or isinstance(v, str) or np.ndim(v) == 0:
+        if v is None or isinstance(v, str):
             continue
-        m = len(v)
+        shape = np.shape(v)
+        if len(shape) == 0:
+            continue
+        if len(shape) != 1:
+            raise invalid(field, f"expected a 1-D array, got shape {shape}")
+        m = shape[0]
         if n is None:
             n, first = m, field
         elif m != n:
