@@ -180,7 +180,7 @@ def plot_ab_table(
     digits: int = 2,
 ) -> Figure:
     """A table figure: one row per metric (in the order of ``a``), columns A, B and B's change
-    relative to A, coloured green where B is better and red where it is worse (metrics in
+    relative to A ("change"), coloured green where B is better and red where it is worse (metrics in
     ``lower_is_better`` improve downwards: latencies, failures). Saves a PNG when ``path`` is given."""
     missing = [k for k in a if k not in b]
     if missing:
@@ -199,19 +199,19 @@ def plot_ab_table(
         worse = (vb > va) if k in lower else (vb < va)
         rows.append([k, f"{va:.{digits}f}", f"{vb:.{digits}f}", f"{change:+.1f}%" if math.isfinite(change) else "n/a"])
         colours.append("#d9f2d9" if better else "#f7d4d4" if worse else "white")
-    fig = Figure(figsize=(7.0, 0.45 * (len(rows) + 1) + (0.5 if title else 0.2)), layout="constrained")
+    fig = Figure(figsize=(7.0, 0.32 * (len(rows) + 1) + (0.45 if title else 0.1)), layout="constrained")
     ax = fig.add_subplot()
     ax.axis("off")
     table = ax.table(
         cellText=rows,
-        colLabels=["metric", a_label, b_label, f"{b_label} vs {a_label}"],
+        colLabels=["metric", a_label, b_label, "change"],
         cellLoc="right",
         colLoc="right",
-        loc="center",
+        colWidths=[0.34, 0.24, 0.24, 0.18],
+        bbox=(0.0, 0.0, 1.0, 1.0),
     )
     table.auto_set_font_size(False)
     table.set_fontsize(10)
-    table.scale(1.0, 1.4)
     for r, colour in enumerate(colours, start=1):
         table[r, 3].set_facecolor(colour)
         table[r, 0].get_text().set_horizontalalignment("left")
