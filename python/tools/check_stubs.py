@@ -52,8 +52,10 @@ def main() -> int:
         print(f"stubs up to date: {STUB}")
     if not args.no_mypy:
         # The checked-in package (not the installed copy), so that its .py files and _core.pyi are checked together.
-        subprocess.run([sys.executable, "-m", "mypy", "--config-file", str(HERE.parent / "pyproject.toml"), "-p", "gpusched"], check=True,
-                       cwd=PACKAGE.parent, env=None)
+        mypy = [sys.executable, "-m", "mypy", "--config-file", str(HERE.parent / "pyproject.toml"), "-p", "gpusched"]
+        if subprocess.run(mypy, cwd=PACKAGE.parent).returncode != 0:
+            print("mypy --strict found type errors in the gpusched package (above)", file=sys.stderr)
+            return 1
     return 0
 
 

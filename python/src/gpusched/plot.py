@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from gpusched._arrays import invalid
 
@@ -208,7 +209,7 @@ def plot_ab_table(
         cellLoc="right",
         colLoc="right",
         colWidths=[0.34, 0.24, 0.24, 0.18],
-        bbox=(0.0, 0.0, 1.0, 1.0),
+        bbox=Bbox.from_bounds(0.0, 0.0, 1.0, 1.0),
     )
     table.auto_set_font_size(False)
     table.set_fontsize(10)
