@@ -27,7 +27,8 @@ class transaction {
 
   // Reserves b for p. Throws (and changes nothing) when the cluster refuses it.
   void reserve(const pod& p, const binding& b) {
-    log_.reserve(log_.size() + 1);  // so that recording cannot fail after the cluster changed
+    // Room for one more entry (grown geometrically), so that recording cannot fail after the cluster changed.
+    if (log_.size() == log_.capacity()) log_.reserve(2 * log_.size() + 4);
     traits_of<C>::reserve(*c_, p, b);
     log_.emplace_back(&p, b);
   }
@@ -35,7 +36,7 @@ class transaction {
   // Releases b of p (a victim leaving). Throws (and changes nothing) when the cluster refuses it;
   // rollback reserves it again.
   void release(const pod& p, const binding& b) {
-    released_.reserve(released_.size() + 1);
+    if (released_.size() == released_.capacity()) released_.reserve(2 * released_.size() + 4);
     traits_of<C>::release(*c_, p, b);
     released_.push_back(released_entry{&p, b, log_.size()});
   }
