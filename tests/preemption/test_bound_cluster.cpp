@@ -82,3 +82,27 @@ TEST_CASE("bound_cluster.transaction undoes releases and reservations exactly") 
   CHECK(c.find("v1")->where == make_binding(v1, 0, 0b0011));
   CHECK(c.base() == before.base());
 }
+
+TEST_CASE("transaction.release then reserve rolls back exactly on in_memory_cluster") {
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("a", 16000, 65536, 2));
+  const pod v = make_pod("v").cpu(1000).gpus(1);  // no served model: the model list is untouched
+  const pod p = make_pod("p").cpu(2000).gpus(2);
+  c.reserve(v, make_binding(v, 0, 0b01));
+  const in_memory_cluster before = c;
+  {
+    transaction<in_memory_cluster> tx(c);
+    tx.release(v, make_binding(v, 0, 0b01));
+    tx.reserve(p, make_binding(p, 0, 0b11));
+    CHECK(c.resources(0).cpu_allocated == 2000);
+    tx.rollback();
+  }
+  CHECK(c == before);
+  {
+    transaction<in_memory_cluster> tx(c);
+    tx.release(v, make_binding(v, 0, 0b01));
+    CHECK_THROWS_AS(tx.release(v, make_binding(v, 0, 0b01)), invalid_argument_error);  // already free: refused
+    tx.commit();
+  }
+  CHECK(c.resources(0).cpu_allocated == 0);
+}

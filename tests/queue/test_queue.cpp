@@ -284,3 +284,26 @@ TEST_CASE("queue.a steady prod stream and one dev pod: the dev pod is popped wit
     }
   }
 }
+
+TEST_CASE("queue.removing ready units, at the front and in the middle of a bucket") {
+  scheduling_queue q;
+  const pod a = make_pod("a").priority(3), b = make_pod("b").priority(3), c = make_pod("c").priority(3),
+            d = make_pod("d").priority(3);
+  const queue_ticket ta = q.push(a, 0);
+  const queue_ticket tb = q.push(b, 0);
+  q.push(c, 0);
+  q.push(d, 0);
+  q.remove(tb);  // b, in the middle
+  CHECK(q.ready_count(tier::dev) == 3);
+  q.remove(ta);  // a, at the front
+  CHECK(q.ready_count(tier::dev) == 2);
+  CHECK(pop_name(q, 1) == "c");
+  CHECK(pop_name(q, 1) == "d");
+  CHECK(pop_name(q, 1) == "-");
+  CHECK_THROWS_AS(q.remove(ta), invalid_argument_error);
+  // The slots are reused; stale entries never resurface.
+  const pod e = make_pod("e").priority(3);
+  q.push(e, 2);
+  CHECK(pop_name(q, 2) == "e");
+  CHECK(q.empty());
+}

@@ -64,15 +64,15 @@ class bound_cluster {
       on_node_.resize(nodes);
       qos_.resize(nodes);
     }
-    on_node_[b.node].reserve(on_node_[b.node].size() + 1);
+    if (on_node_[b.node].size() == on_node_[b.node].capacity()) on_node_[b.node].reserve(2 * on_node_[b.node].size() + 4);
     pod_id id;
     if (free_.empty()) {
-      slots_.reserve(slots_.size() + 1);
+      if (slots_.size() == slots_.capacity()) slots_.reserve(2 * slots_.size() + 4);
       id = static_cast<pod_id>(slots_.size());
     } else {
       id = free_.back();
     }
-    free_.reserve(slots_.size() + 1);
+    if (free_.capacity() < slots_.size() + 1) free_.reserve(2 * slots_.size() + 4);
     auto [name_it, inserted] = by_name_.try_emplace(spec.name, id);
     if (!inserted) throw invalid_argument_error("pod '" + spec.name + "'.name", "is already bound");
     gang_key g = no_gang;
@@ -81,13 +81,13 @@ class bound_cluster {
       if (!spec.gang.empty()) {
         auto git = gang_ids_.find(spec.gang);
         if (git == gang_ids_.end()) {
-          gangs_.reserve(gangs_.size() + 1);
+          if (gangs_.size() == gangs_.capacity()) gangs_.reserve(2 * gangs_.size() + 4);
           git = gang_ids_.emplace(spec.gang, static_cast<gang_key>(gangs_.size() + 1)).first;
           gangs_.emplace_back();
           new_gang = true;
         }
         g = git->second;
-        gangs_[g - 1].reserve(gangs_[g - 1].size() + 1);
+        if (gangs_[g - 1].size() == gangs_[g - 1].capacity()) gangs_[g - 1].reserve(2 * gangs_[g - 1].size() + 4);
       }
       traits_of<C>::reserve(base_, spec, b);
     } catch (...) {

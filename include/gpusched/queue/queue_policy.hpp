@@ -48,12 +48,20 @@ struct queue_options {
   }
 };
 
-// Effective priority after waiting `waited` seconds: min(L, p + floor(waited / a)), L = 11.
+// Effective priority after waiting `waited` seconds: min(L, p + k), L = 11, k = floor(waited / a)
+// taken exactly as the largest k with k * a <= waited (the queue computes the same without a
+// division on its hot path).
 constexpr int effective_priority(std::int32_t base, double waited, double age_step_s) noexcept {
-  if (waited <= 0.0) return base;
-  const double levels = waited / age_step_s;
-  if (levels >= static_cast<double>(starving_level)) return starving_level;
-  const int eff = base + static_cast<int>(levels);  // waited >= 0: truncation is floor
+  if (!(waited > 0.0)) return base;
+  const double x = waited / age_step_s;
+  if (x >= static_cast<double>(starving_level + 1)) return starving_level;
+  int k = static_cast<int>(x);
+  if (static_cast<double>(k + 1) * age_step_s <= waited) {
+    ++k;
+  } else if (k > 0 && static_cast<double>(k) * age_step_s > waited) {
+    --k;
+  }
+  const int eff = base + k;
   return eff < starving_level ? eff : starving_level;
 }
 

@@ -96,7 +96,10 @@ struct timeout_report {
 
 class scheduling_queue {
  public:
-  explicit scheduling_queue(queue_options opts = {}) : opts_(opts) { opts_.validate(); }
+  explicit scheduling_queue(queue_options opts = {}) : opts_(opts) {
+    opts_.validate();
+    inv_age_step_ = 1.0 / opts_.age_step_s;
+  }
 
   [[nodiscard]] const queue_options& options() const noexcept { return opts_; }
 
@@ -106,18 +109,20 @@ class scheduling_queue {
       throw invalid_argument_error("queue.capacity", "must be >= 0 for every resource");
     }
     total_ = total;
+    for (tenant_rec& t : tenants_) t.share = dominant_share(t.used, total_, t.weight);
   }
   void set_tenant_weight(const std::string& tenant, double weight) {
     if (!std::isfinite(weight) || weight <= 0.0) {
       throw invalid_argument_error("tenant '" + tenant + "'.weight", "must be a finite number > 0");
     }
-    tenants_[tenant_index(tenant)].weight = weight;
+    tenant_rec& t = tenants_[tenant_index(tenant)];
+    t.weight = weight;
+    t.share = dominant_share(t.used, total_, t.weight);
   }
   [[nodiscard]] double tenant_share(const std::string& tenant) const {
     auto it = tenant_ids_.find(tenant);
     if (it == tenant_ids_.end()) return 0.0;
-    const tenant_rec& t = tenants_[it->second];
-    return dominant_share(t.used, total_, t.weight);
+    return tenants_[it->second].share;
   }
 
   // Queues p (which must outlive its ticket). A gang member joins its gang's gathering unit; the
@@ -129,40 +134,35 @@ class scheduling_queue {
     check_pod(p);
     const std::uint32_t t = tenant_index(p.tenant);
     if (p.gang.empty()) {
-      const std::uint32_t s = new_unit(p, t, now);
-      try {
-        units_[s].members.push_back(&p);  // capacity kept from earlier use of the slot
-      } catch (...) {
-        free_unit(s);
-        throw;
-      }
+      const std::uint32_t s = new_unit(p, t, now, false);
       make_ready(s, now);
       return ticket_of(s);
     }
     auto it = gathering_.find(p.gang);
     if (it != gathering_.end()) {
-      unit& u = units_[it->second];
-      const pod& first = *u.members.front();
-      if (p.gang_min_members != u.gang_min) {
+      const std::uint32_t s = it->second;
+      unit& u = at(s);
+      cold& k = cold_[s];
+      const pod& first = *k.members.front();
+      if (p.gang_min_members != k.gang_min) {
         throw invalid_argument_error("pod '" + p.name + "'.gang_min_members",
-                                     "differs from gang '" + p.gang + "' (" + std::to_string(u.gang_min) + ")");
+                                     "differs from gang '" + p.gang + "' (" + std::to_string(k.gang_min) + ")");
       }
       if (p.priority != u.priority) throw invalid_argument_error("pod '" + p.name + "'.priority", "differs from gang '" + p.gang + "'");
       if (p.tier_ != u.tier_) throw invalid_argument_error("pod '" + p.name + "'.tier", "differs from gang '" + p.gang + "'");
       if (p.tenant != first.tenant) throw invalid_argument_error("pod '" + p.name + "'.tenant", "differs from gang '" + p.gang + "'");
-      u.members.push_back(&p);
+      k.members.push_back(&p);
       u.request += request_of(p);
-      const std::uint32_t s = it->second;
-      if (u.members.size() >= static_cast<std::size_t>(u.gang_min)) {
+      if (k.members.size() >= static_cast<std::size_t>(k.gang_min)) {
         gathering_.erase(it);
         make_ready(s, now);
       }
       return ticket_of(s);
     }
-    const std::uint32_t s = new_unit(p, t, now);
+    const std::uint32_t s = new_unit(p, t, now, true);
     const bool complete = p.gang_min_members <= 1;
     try {
-      units_[s].members.push_back(&p);
+      cold_[s].members.push_back(&p);  // capacity kept from earlier use of the slot
       if (!complete) gathering_.emplace(p.gang, s);
     } catch (...) {
       free_unit(s);
@@ -183,16 +183,22 @@ class scheduling_queue {
     if (prod && dev && opts_.dev_share_period > 0) {
       if (++contended_ % static_cast<std::uint64_t>(opts_.dev_share_period) == 0) t = tier::dev;
     }
-    const std::uint32_t s = best_in(t, now);
-    unit& u = units_[s];
-    unlink_ready(s);
+    const auto [tn, p] = best_in(t, now);
+    ring& r = tenants_[tn].tiers[ti(t)].bucket[static_cast<std::size_t>(p)];
+    const std::uint32_t s = r.front().slot;
+    r.pop_front();
+    if (!r.empty()) prefetch(&at(r.front().slot));  // the bucket's next unit, popped some pops later
+    after_front_change(tn, t, p);
+    --ready_[ti(t)];
+    unit& u = at(s);
     u.state = unit_state::in_flight;
     popped_unit out;
     out.ticket = ticket_of(s);
-    out.pods = std::span<const pod* const>(u.members.data(), u.members.size());
+    out.pods = u.gang ? std::span<const pod* const>(cold_[s].members.data(), cold_[s].members.size())
+                      : std::span<const pod* const>(&u.first, 1);
     out.tier_ = u.tier_;
     out.priority = u.priority;
-    out.effective_priority = effective_priority(u.priority, now - u.ready, opts_.age_step_s);
+    out.effective_priority = aged(u.priority, now - u.ready);
     out.waited = now - u.ready;
     out.attempts = u.attempts;
     return out;
@@ -202,7 +208,9 @@ class scheduling_queue {
   void scheduled(queue_ticket tk, double now) {
     check_time(now);
     unit& u = in_flight(tk, "scheduled");
-    tenants_[u.tenant].used += u.request;
+    tenant_rec& t = tenants_[u.tenant];
+    t.used += u.request;
+    t.share = dominant_share(t.used, total_, t.weight);
     free_unit(tk.slot);
   }
 
@@ -210,28 +218,30 @@ class scheduling_queue {
   void unschedulable(queue_ticket tk, double now, const rejection_counts& why) {
     check_time(now);
     unit& u = in_flight(tk, "unschedulable");
-    if (u.history.capacity() < opts_.history) u.history.reserve(opts_.history);  // may throw: nothing changed yet
+    cold& k = cold_[tk.slot];
+    if (u.attempts == 0) k.history.clear();  // the slot's previous unit may have left some
+    if (k.history.capacity() < opts_.history) k.history.reserve(opts_.history);  // may throw: nothing changed yet
     if (opts_.history > 0) {
-      if (u.history.size() == opts_.history) u.history.erase(u.history.begin());
-      u.history.push_back(attempt_record{now, why});
+      if (k.history.size() == opts_.history) k.history.erase(k.history.begin());
+      k.history.push_back(attempt_record{now, why});
     }
     ++u.attempts;
-    u.backoff_until = now + backoff_duration(u.attempts, opts_.initial_backoff_s, opts_.max_backoff_s);
-    u.helped_by_release = why.examined == 0 ? false : resources_could_help(why);
-    u.parked_at = now;
+    k.backoff_until = now + backoff_duration(u.attempts, opts_.initial_backoff_s, opts_.max_backoff_s);
+    k.helped_by_release = why.examined == 0 ? false : resources_could_help(why);
+    k.parked_at = now;
     u.state = unit_state::parked;
-    link_tail(parked_, s_of(tk));
+    link_parked(tk.slot);
   }
 
   // Moves the parked units this event could help: to ready when their backoff has passed, else to
   // the backoff queue.
   void on_cluster_event(cluster_event e, double now) {
     check_time(now);
-    backoff_.reserve(units_.size());
-    std::uint32_t s = parked_.head;
+    if (backoff_.capacity() < slots_) backoff_.reserve(2 * slots_ + 4);
+    std::uint32_t s = parked_head_;
     while (s != npos) {
-      const std::uint32_t next = units_[s].next;
-      if (e == cluster_event::node_added || units_[s].helped_by_release) unpark(s, now);
+      const std::uint32_t next = cold_[s].next;
+      if (e == cluster_event::node_added || cold_[s].helped_by_release) unpark(s, now);
       s = next;
     }
   }
@@ -239,26 +249,30 @@ class scheduling_queue {
   // Drops a unit in any state (the host deleted it).
   void remove(queue_ticket tk) {
     unit& u = valid(tk);
-    switch (u.state) {
-      case unit_state::ready: unlink_ready(tk.slot); break;
-      case unit_state::parked: unlink(parked_, tk.slot); break;
-      case unit_state::gathering: gathering_.erase(u.members.front()->gang); break;
-      case unit_state::backoff:
-      case unit_state::in_flight:
-      case unit_state::free: break;  // the backoff heap skips stale entries
+    const unit_state st = u.state;
+    if (st == unit_state::parked) unlink_parked(tk.slot);
+    if (st == unit_state::gathering) gathering_.erase(cold_[tk.slot].members.front()->gang);
+    if (st == unit_state::ready) --ready_[ti(u.tier_)];
+    const std::uint32_t tn = u.tenant;
+    const tier t = u.tier_;
+    const int p = u.priority;
+    free_unit(tk.slot);  // a ready unit's queue entry is now stale: dropped when it reaches the front
+    if (st == unit_state::ready) {
+      ++tenants_[tn].tiers[ti(t)].bucket[static_cast<std::size_t>(p)].stale;
+      after_front_change(tn, t, p);
     }
-    free_unit(tk.slot);
   }
 
   // A bound pod finished or was evicted: its requests leave its tenant's share.
   void released(const pod& p) {
     auto it = tenant_ids_.find(p.tenant);
     if (it == tenant_ids_.end()) throw invalid_argument_error("pod '" + p.name + "'.tenant", "unknown to the queue");
-    resource_amount& u = tenants_[it->second].used;
+    tenant_rec& t = tenants_[it->second];
     const resource_amount r = request_of(p);
-    u.cpu = std::max<milli>(0, u.cpu - r.cpu);
-    u.memory = std::max<mib>(0, u.memory - r.memory);
-    u.gpu_milli = std::max<milli>(0, u.gpu_milli - r.gpu_milli);
+    t.used.cpu = std::max<milli>(0, t.used.cpu - r.cpu);
+    t.used.memory = std::max<mib>(0, t.used.memory - r.memory);
+    t.used.gpu_milli = std::max<milli>(0, t.used.gpu_milli - r.gpu_milli);
+    t.share = dominant_share(t.used, total_, t.weight);
   }
 
   // Units queued for timeout_s or more since their first push (in flight ones excepted) are
@@ -267,18 +281,19 @@ class scheduling_queue {
     check_time(now);
     std::vector<timeout_report> out;
     if (opts_.timeout_s <= 0.0) return out;
-    std::uint32_t s = age_.head;
-    while (s != npos && units_[s].first_push + opts_.timeout_s <= now) {
-      const std::uint32_t next = units_[s].age_next;
-      unit& u = units_[s];
+    std::uint32_t s = age_head_;
+    while (s != npos && cold_[s].first_push + opts_.timeout_s <= now) {
+      const std::uint32_t next = cold_[s].age_next;
+      const unit& u = at(s);
       if (u.state != unit_state::in_flight) {
+        const cold& k = cold_[s];
         timeout_report r;
-        r.pods = u.members;
-        r.first_push = u.first_push;
-        r.waited = now - u.first_push;
+        if (u.gang) r.pods = k.members; else r.pods.push_back(u.first);
+        r.first_push = k.first_push;
+        r.waited = now - k.first_push;
         r.attempts = u.attempts;
-        r.gang_min_members = u.gang_min;
-        r.history = u.history;
+        r.gang_min_members = u.gang ? k.gang_min : 0;
+        if (u.attempts > 0) r.history = k.history;
         out.push_back(std::move(r));
         remove(ticket_of(s));
       }
@@ -287,43 +302,89 @@ class scheduling_queue {
     return out;
   }
 
-  [[nodiscard]] std::size_t ready_count(tier t) const noexcept { return ready_[t == tier::prod ? 0 : 1]; }
+  [[nodiscard]] std::size_t ready_count(tier t) const noexcept { return ready_[ti(t)]; }
   [[nodiscard]] std::size_t size() const noexcept { return live_; }  // units in any state
   [[nodiscard]] bool empty() const noexcept { return live_ == 0; }
+
+  // Room for n units at once (a host's start-up or a benchmark's warm-up takes the allocations).
+  void reserve(std::size_t n) {
+    while (chunks_.size() * chunk_units < n) chunks_.emplace_back(chunk_units);
+    cold_.reserve(n);
+    free_.reserve(n);
+    backoff_.reserve(n);
+  }
 
  private:
   static constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
   static constexpr int levels = max_priority + 1;  // base priorities 0..10
+  static constexpr std::size_t chunk_bits = 12;
+  static constexpr std::size_t chunk_units = std::size_t{1} << chunk_bits;
 
   enum class unit_state : std::uint8_t { free, gathering, ready, in_flight, parked, backoff };
 
+  // What every push and pop touches: 64 bytes, in chunks so that addresses never move (a popped
+  // single pod's span points at `first`).
   struct unit {
-    std::vector<const pod*> members;        // capacity kept across reuse of the slot
-    std::vector<attempt_record> history;    // ditto
+    const pod* first = nullptr;
     resource_amount request;
-    double first_push = 0.0, ready = 0.0, backoff_until = 0.0, parked_at = 0.0;
-    std::uint64_t seq = 0;
+    double ready = 0.0;
     std::uint32_t tenant = 0;
-    std::uint32_t prev = npos, next = npos;          // ready bucket or parked list
-    std::uint32_t age_prev = npos, age_next = npos;  // every live unit, by first push
     std::uint32_t generation = 0;
     std::int32_t priority = 0;
-    std::int32_t gang_min = 0;
-    int attempts = 0;
+    std::int32_t attempts = 0;
     tier tier_ = tier::dev;
     unit_state state = unit_state::free;
+    bool gang = false;
+  };
+  // What only gangs, failures and timeouts touch.
+  struct cold {
+    std::vector<const pod*> members;       // gangs; capacity kept across reuse of the slot
+    std::vector<attempt_record> history;   // ditto
+    double first_push = 0.0, backoff_until = 0.0, parked_at = 0.0;
+    std::uint32_t prev = npos, next = npos;          // parked list
+    std::uint32_t age_prev = npos, age_next = npos;  // every live unit by first push (timeouts only)
+    std::int32_t gang_min = 0;
     bool helped_by_release = true;
   };
-  struct list {
-    std::uint32_t head = npos, tail = npos;
+  // A ready unit in its FIFO bucket; contiguous, so the order scan and pops read no unit.
+  struct entry {
+    std::uint32_t slot;
+    std::uint32_t generation;
+    double ready;
+    std::uint64_t seq;
+  };
+  // A FIFO ring that grows by doubling (allocation during warm-up only).
+  struct ring {
+    std::vector<entry> buf;
+    std::size_t head = 0, count = 0;
+    std::uint32_t stale = 0;  // entries of removed units not yet dropped
+
+    [[nodiscard]] bool empty() const noexcept { return count == 0; }
+    [[nodiscard]] const entry& front() const noexcept { return buf[head]; }
+    void pop_front() noexcept {
+      head = head + 1 == buf.size() ? 0 : head + 1;
+      --count;
+    }
+    void push_back(const entry& e) {
+      if (count == buf.size()) {
+        std::vector<entry> grown(buf.empty() ? 16 : 2 * buf.size());
+        for (std::size_t i = 0; i < count; ++i) grown[i] = buf[(head + i) % buf.size()];
+        buf.swap(grown);
+        head = 0;
+      }
+      buf[(head + count) % buf.size()] = e;
+      ++count;
+    }
   };
   struct tier_buckets {
-    std::array<list, levels> bucket{};
-    std::uint16_t mask = 0;         // bit p: bucket p is not empty
+    std::array<ring, levels> bucket{};
+    std::uint16_t mask = 0;           // bit p: bucket p is not empty
     std::uint32_t active_pos = npos;  // position in active_[tier]
   };
   struct tenant_rec {
+    std::string name;
     double weight = 1.0;
+    double share = 0.0;  // dominant_share(used, total_, weight), kept current
     resource_amount used;
     std::array<tier_buckets, 2> tiers{};
   };
@@ -336,9 +397,20 @@ class scheduling_queue {
     }
   };
 
+  static constexpr std::size_t push_prefetch_distance = 8;  // pushes ahead: covers a memory round trip
   static constexpr std::size_t ti(tier t) noexcept { return t == tier::prod ? 0 : 1; }
-  static std::uint32_t s_of(queue_ticket tk) noexcept { return tk.slot; }
-  queue_ticket ticket_of(std::uint32_t s) const noexcept { return {s, units_[s].generation}; }
+  // A million queued units do not fit in cache: the unit a coming pop or push will write is
+  // fetched ahead of time.
+  static void prefetch(const void* p) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(p, 1);
+#else
+    (void)p;
+#endif
+  }
+  unit& at(std::uint32_t s) noexcept { return chunks_[s >> chunk_bits][s & (chunk_units - 1)]; }
+  const unit& at(std::uint32_t s) const noexcept { return chunks_[s >> chunk_bits][s & (chunk_units - 1)]; }
+  queue_ticket ticket_of(std::uint32_t s) const noexcept { return {s, at(s).generation}; }
 
   void check_time(double now) {
     if (!std::isfinite(now) || now < last_now_) {
@@ -361,52 +433,59 @@ class scheduling_queue {
   }
 
   std::uint32_t tenant_index(const std::string& name) {
-    if (!tenants_.empty() && name == last_tenant_name_) return last_tenant_;
+    if (!tenants_.empty() && name == tenants_[last_tenant_].name) return last_tenant_;
     auto it = tenant_ids_.find(name);
     std::uint32_t id;
     if (it == tenant_ids_.end()) {
-      tenants_.reserve(tenants_.size() + 1);
+      if (tenants_.size() == tenants_.capacity()) tenants_.reserve(2 * tenants_.size() + 4);
       id = static_cast<std::uint32_t>(tenants_.size());
       tenant_ids_.emplace(name, id);
       tenants_.emplace_back();
+      tenants_.back().name = name;
+      for (auto& act : active_) act.reserve(tenants_.capacity());  // activation never allocates
     } else {
       id = it->second;
     }
-    last_tenant_name_ = name;
     last_tenant_ = id;
     return id;
   }
 
-  std::uint32_t new_unit(const pod& p, std::uint32_t tenant, double now) {
+  std::uint32_t new_unit(const pod& p, std::uint32_t tenant, double now, bool gang) {
     std::uint32_t s;
     if (free_.empty()) {
-      units_.emplace_back();
-      free_.reserve(units_.size());
-      s = static_cast<std::uint32_t>(units_.size() - 1);
+      if (slots_ == chunks_.size() * chunk_units) chunks_.emplace_back(chunk_units);
+      cold_.emplace_back();
+      if (free_.capacity() < cold_.size()) free_.reserve(2 * cold_.size() + 4);
+      s = static_cast<std::uint32_t>(slots_++);
     } else {
       s = free_.back();
       free_.pop_back();
+      if (free_.size() > push_prefetch_distance) prefetch(&at(free_[free_.size() - 1 - push_prefetch_distance]));
     }
-    unit& u = units_[s];
-    u.members.clear();
-    u.history.clear();
+    unit& u = at(s);
+    u.first = &p;
     u.request = request_of(p);
-    u.first_push = now;
+    u.ready = now;
     u.tenant = tenant;
     u.priority = p.priority;
-    u.gang_min = p.gang.empty() ? 0 : p.gang_min_members;
     u.attempts = 0;
     u.tier_ = p.tier_;
-    u.helped_by_release = true;
     u.state = unit_state::gathering;
-    u.prev = u.next = npos;
-    link_age(s);
+    u.gang = gang;
+    if (gang) {
+      cold_[s].members.clear();
+      cold_[s].gang_min = p.gang_min_members;
+    }
+    if (opts_.timeout_s > 0.0) {  // the age list serves timeouts only
+      cold_[s].first_push = now;
+      link_age(s);
+    }
     ++live_;
     return s;
   }
   void free_unit(std::uint32_t s) {
-    unit& u = units_[s];
-    unlink_age(s);
+    unit& u = at(s);
+    if (opts_.timeout_s > 0.0) unlink_age(s);
     u.state = unit_state::free;
     ++u.generation;
     free_.push_back(s);  // capacity reserved in new_unit
@@ -414,10 +493,10 @@ class scheduling_queue {
   }
 
   unit& valid(queue_ticket tk) {
-    if (tk.slot >= units_.size() || units_[tk.slot].generation != tk.generation || units_[tk.slot].state == unit_state::free) {
+    if (tk.slot >= slots_ || at(tk.slot).generation != tk.generation || at(tk.slot).state == unit_state::free) {
       throw invalid_argument_error("ticket", "does not name a queued unit (already resolved or removed)");
     }
-    return units_[tk.slot];
+    return at(tk.slot);
   }
   unit& in_flight(queue_ticket tk, const char* what) {
     unit& u = valid(tk);
@@ -427,113 +506,133 @@ class scheduling_queue {
     return u;
   }
 
-  // Intrusive doubly linked lists over units_ (prev/next: bucket or parked list).
-  void link_tail(list& l, std::uint32_t s) noexcept {
-    unit& u = units_[s];
-    u.prev = l.tail;
-    u.next = npos;
-    if (l.tail != npos) units_[l.tail].next = s; else l.head = s;
-    l.tail = s;
+  void link_parked(std::uint32_t s) noexcept {
+    cold& k = cold_[s];
+    k.prev = parked_tail_;
+    k.next = npos;
+    if (parked_tail_ != npos) cold_[parked_tail_].next = s; else parked_head_ = s;
+    parked_tail_ = s;
   }
-  void unlink(list& l, std::uint32_t s) noexcept {
-    unit& u = units_[s];
-    if (u.prev != npos) units_[u.prev].next = u.next; else l.head = u.next;
-    if (u.next != npos) units_[u.next].prev = u.prev; else l.tail = u.prev;
-    u.prev = u.next = npos;
+  void unlink_parked(std::uint32_t s) noexcept {
+    cold& k = cold_[s];
+    if (k.prev != npos) cold_[k.prev].next = k.next; else parked_head_ = k.next;
+    if (k.next != npos) cold_[k.next].prev = k.prev; else parked_tail_ = k.prev;
+    k.prev = k.next = npos;
   }
   void link_age(std::uint32_t s) noexcept {
-    unit& u = units_[s];
-    u.age_prev = age_.tail;
-    u.age_next = npos;
-    if (age_.tail != npos) units_[age_.tail].age_next = s; else age_.head = s;
-    age_.tail = s;
+    cold& k = cold_[s];
+    k.age_prev = age_tail_;
+    k.age_next = npos;
+    if (age_tail_ != npos) cold_[age_tail_].age_next = s; else age_head_ = s;
+    age_tail_ = s;
   }
   void unlink_age(std::uint32_t s) noexcept {
-    unit& u = units_[s];
-    if (u.age_prev != npos) units_[u.age_prev].age_next = u.age_next; else age_.head = u.age_next;
-    if (u.age_next != npos) units_[u.age_next].age_prev = u.age_prev; else age_.tail = u.age_prev;
-    u.age_prev = u.age_next = npos;
+    cold& k = cold_[s];
+    if (k.age_prev != npos) cold_[k.age_prev].age_next = k.age_next; else age_head_ = k.age_next;
+    if (k.age_next != npos) cold_[k.age_next].age_prev = k.age_prev; else age_tail_ = k.age_prev;
+    k.age_prev = k.age_next = npos;
   }
 
   void make_ready(std::uint32_t s, double now) {
-    unit& u = units_[s];
+    unit& u = at(s);
+    tier_buckets& tb = tenants_[u.tenant].tiers[ti(u.tier_)];
+    tb.bucket[static_cast<std::size_t>(u.priority)].push_back(entry{s, u.generation, now, ++seq_});  // may grow
     u.state = unit_state::ready;
     u.ready = now;
-    u.seq = ++seq_;
-    tier_buckets& tb = tenants_[u.tenant].tiers[ti(u.tier_)];
-    link_tail(tb.bucket[static_cast<std::size_t>(u.priority)], s);
     if (tb.mask == 0) {
       auto& act = active_[ti(u.tier_)];
-      act.reserve(tenants_.size());  // allocates only when a new tenant first appears
       tb.active_pos = static_cast<std::uint32_t>(act.size());
-      act.push_back(u.tenant);
+      act.push_back(u.tenant);  // capacity reserved when the tenant appeared
     }
     tb.mask = static_cast<std::uint16_t>(tb.mask | (1U << u.priority));
     ++ready_[ti(u.tier_)];
   }
-  void unlink_ready(std::uint32_t s) noexcept {
-    unit& u = units_[s];
-    tier_buckets& tb = tenants_[u.tenant].tiers[ti(u.tier_)];
-    list& b = tb.bucket[static_cast<std::size_t>(u.priority)];
-    unlink(b, s);
-    if (b.head == npos) {
-      tb.mask = static_cast<std::uint16_t>(tb.mask & ~(1U << u.priority));
-      if (tb.mask == 0) {
-        auto& act = active_[ti(u.tier_)];
-        const std::uint32_t moved = act.back();
-        act[tb.active_pos] = moved;
-        tenants_[moved].tiers[ti(u.tier_)].active_pos = tb.active_pos;
-        act.pop_back();
-        tb.active_pos = npos;
-      }
+
+  // Drops entries of removed units from the front of a bucket and keeps the bucket mask and the
+  // active tenant list in step, so that a front entry is always a ready unit.
+  void after_front_change(std::uint32_t tn, tier t, int p) noexcept {
+    tier_buckets& tb = tenants_[tn].tiers[ti(t)];
+    ring& r = tb.bucket[static_cast<std::size_t>(p)];
+    while (r.stale > 0 && !r.empty() && at(r.front().slot).generation != r.front().generation) {
+      r.pop_front();
+      --r.stale;
     }
-    --ready_[ti(u.tier_)];
+    if (!r.empty()) return;
+    r.stale = 0;
+    tb.mask = static_cast<std::uint16_t>(tb.mask & ~(1U << p));
+    if (tb.mask == 0 && tb.active_pos != npos) {
+      auto& act = active_[ti(t)];
+      const std::uint32_t moved = act.back();
+      act[tb.active_pos] = moved;
+      tenants_[moved].tiers[ti(t)].active_pos = tb.active_pos;
+      act.pop_back();
+      tb.active_pos = npos;
+    }
   }
 
-  // The best ready unit of tier t: highest effective priority; below the starving level the
-  // lowest tenant share; then earliest ready time, then earliest arrival. Each bucket is FIFO with
-  // one base priority, so its head is its best unit and only heads are compared.
-  std::uint32_t best_in(tier t, double now) const noexcept {
+  // The best ready unit of tier t, as (tenant, base priority) of its bucket: highest effective
+  // priority; below the starving level the lowest tenant share; then earliest ready time, then
+  // earliest arrival. Each bucket is FIFO with one base priority, so its front is its best unit
+  // and only fronts are compared.
+  std::pair<std::uint32_t, int> best_in(tier t, double now) const noexcept {
     const auto& act = active_[ti(t)];
-    std::uint32_t best = npos;
-    int best_eff = -1;
+    const entry* best = nullptr;
+    std::uint32_t best_tn = 0;
+    int best_p = 0, best_eff = -1;
     double best_share = 0.0;
     for (const std::uint32_t tn : act) {
       const tenant_rec& rec = tenants_[tn];
       const tier_buckets& tb = rec.tiers[ti(t)];
-      const double share = act.size() > 1 ? dominant_share(rec.used, total_, rec.weight) : 0.0;
       for (unsigned m = tb.mask; m != 0; m &= m - 1) {
         const int p = std::countr_zero(m);
-        const std::uint32_t h = tb.bucket[static_cast<std::size_t>(p)].head;
-        const unit& u = units_[h];
-        const int eff = effective_priority(p, now - u.ready, opts_.age_step_s);
+        const entry& e = tb.bucket[static_cast<std::size_t>(p)].front();
+        const int eff = aged(p, now - e.ready);
         bool better;
-        if (best == npos || eff != best_eff) {
-          better = best == npos || eff > best_eff;
-        } else if (eff < starving_level && share != best_share) {
-          better = share < best_share;
+        if (best == nullptr || eff != best_eff) {
+          better = best == nullptr || eff > best_eff;
+        } else if (eff < starving_level && rec.share != best_share) {
+          better = rec.share < best_share;
+        } else if (e.ready != best->ready) {
+          better = e.ready < best->ready;
         } else {
-          const unit& b = units_[best];
-          better = u.ready != b.ready ? u.ready < b.ready : u.seq < b.seq;
+          better = e.seq < best->seq;
         }
         if (better) {
-          best = h;
+          best = &e;
+          best_tn = tn;
+          best_p = p;
           best_eff = eff;
-          best_share = share;
+          best_share = rec.share;
         }
       }
     }
-    return best;
+    return {best_tn, best_p};
+  }
+
+  // effective_priority() without a division: a multiplication by 1/a, then corrected so that the
+  // level is exactly the largest k with k * a <= waited.
+  int aged(int base, double waited) const noexcept {
+    if (!(waited > 0.0)) return base;
+    const double x = waited * inv_age_step_;
+    if (x >= static_cast<double>(starving_level + 1)) return starving_level;
+    int k = static_cast<int>(x);
+    if (static_cast<double>(k + 1) * opts_.age_step_s <= waited) {
+      ++k;
+    } else if (k > 0 && static_cast<double>(k) * opts_.age_step_s > waited) {
+      --k;
+    }
+    const int eff = base + k;
+    return eff < starving_level ? eff : starving_level;
   }
 
   void unpark(std::uint32_t s, double now) {
-    unlink(parked_, s);
-    unit& u = units_[s];
-    if (now >= u.backoff_until) {
+    unlink_parked(s);
+    unit& u = at(s);
+    if (now >= cold_[s].backoff_until) {
       make_ready(s, now);
     } else {
       u.state = unit_state::backoff;
-      backoff_.push_back(backoff_entry{u.backoff_until, ++seq_, s, u.generation});  // capacity reserved below
+      backoff_.push_back(backoff_entry{cold_[s].backoff_until, ++seq_, s, u.generation});  // capacity reserved by callers
       std::push_heap(backoff_.begin(), backoff_.end());
     }
   }
@@ -543,11 +642,11 @@ class scheduling_queue {
       const backoff_entry e = backoff_.front();
       std::pop_heap(backoff_.begin(), backoff_.end());
       backoff_.pop_back();
-      if (units_[e.slot].generation == e.generation && units_[e.slot].state == unit_state::backoff) make_ready(e.slot, now);
+      if (at(e.slot).generation == e.generation && at(e.slot).state == unit_state::backoff) make_ready(e.slot, now);
     }
-    while (parked_.head != npos && units_[parked_.head].parked_at + opts_.max_unschedulable_s <= now) {
-      backoff_.reserve(units_.size());
-      unpark(parked_.head, now);
+    while (parked_head_ != npos && cold_[parked_head_].parked_at + opts_.max_unschedulable_s <= now) {
+      if (backoff_.capacity() < slots_) backoff_.reserve(2 * slots_ + 4);
+      unpark(parked_head_, now);
     }
   }
 
@@ -560,29 +659,22 @@ class scheduling_queue {
     return why.fits() > 0;  // it fitted somewhere yet was not placed (e.g. a gang partner failed)
   }
 
- public:
-  // Reserve room for n units (so a benchmark's warm-up or a host's start-up takes the allocations).
-  void reserve(std::size_t n) {
-    units_.reserve(n);
-    free_.reserve(n);
-    backoff_.reserve(n);
-  }
-
- private:
   queue_options opts_;
+  double inv_age_step_ = 1.0;
   resource_amount total_{};
-  std::vector<unit> units_;
+  std::vector<std::vector<unit>> chunks_;  // fixed-size chunks: units never move
+  std::size_t slots_ = 0;
+  std::vector<cold> cold_;
   std::vector<std::uint32_t> free_;
   std::vector<tenant_rec> tenants_;
   std::unordered_map<std::string, std::uint32_t> tenant_ids_;
-  std::string last_tenant_name_;
   std::uint32_t last_tenant_ = 0;
   std::unordered_map<std::string, std::uint32_t> gathering_;  // gang name -> unit still gathering
   std::array<std::vector<std::uint32_t>, 2> active_{};         // tenants with ready units, per tier
   std::array<std::size_t, 2> ready_{};
   std::vector<backoff_entry> backoff_;
-  list parked_{};
-  list age_{};
+  std::uint32_t parked_head_ = npos, parked_tail_ = npos;
+  std::uint32_t age_head_ = npos, age_tail_ = npos;
   std::uint64_t seq_ = 0;
   std::uint64_t contended_ = 0;
   std::size_t live_ = 0;
