@@ -20,6 +20,7 @@
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/schedule/random_gpus.hpp"
 #include "gpusched/scoring/fgd.hpp"
+#include "gpusched/scoring/fill_aware.hpp"
 #include "gpusched/scoring/fgd_paper/best_fit.hpp"
 #include "gpusched/scoring/fgd_paper/dot_product.hpp"
 #include "gpusched/scoring/fgd_paper/gpu_clustering.hpp"
@@ -29,7 +30,7 @@
 
 namespace gpusched::sim {
 
-enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd };
+enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched };
 
 struct policy_info {
   std::string_view name;
@@ -37,13 +38,14 @@ struct policy_info {
   std::string_view summary;
 };
 
-inline constexpr std::array<policy_info, 6> policies = {{
+inline constexpr std::array<policy_info, 7> policies = {{
     {"Random", policy_kind::random, "uniform among feasible nodes; random fitting GPU (paper baseline)"},
     {"DotProd", policy_kind::dot_product, "Tetris dot product of free and requested CPU/GPU (paper baseline)"},
     {"GpuClustering", policy_kind::gpu_clustering, "co-locate pods of the same GPU shape (paper baseline)"},
     {"GpuPacking", policy_kind::gpu_packing, "partly used GPUs first, then partly used nodes (paper baseline)"},
     {"BestFit", policy_kind::best_fit, "least CPU+GPU left after placement (paper baseline)"},
     {"FGD", policy_kind::fgd, "fragmentation gradient descent, Weng et al. ATC'23"},
+    {"gpusched", policy_kind::gpusched, "gpusched FillAware: eventual hole waste + CPU stranding (ours)"},
 }};
 
 // Case-insensitive lookup by name.
@@ -89,6 +91,10 @@ decltype(auto) with_policy(policy_kind k, const std::shared_ptr<const typical_wo
       return f(make_profile(filter, scores(weighted{fgd_paper::gpu_packing{}, 1}), best_fit_gpus{}));
     case policy_kind::best_fit:
       return f(make_profile(filter, scores(weighted{fgd_paper::best_fit{}, 1}), best_fit_gpus{}));
+    case policy_kind::gpusched: {
+      const fill_aware_scorer fill(*typical);
+      return f(make_profile(filter, scores(weighted{fill, 1}), fill));
+    }
     case policy_kind::fgd:
       break;
   }

@@ -9,6 +9,7 @@
 
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/pod.hpp"
+#include "gpusched/scoring/scorer.hpp"
 #include "gpusched/scoring/fgd_paper/node_vectors.hpp"
 
 namespace gpusched::fgd_paper {
