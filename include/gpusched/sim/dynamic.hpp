@@ -48,6 +48,7 @@ struct dynamic_options {
   double time_scale = 1.0;                 // arrival clock compression (>= 1 raises the load)
 };
 
+// The cluster at `time`, just before the events of that second.
 struct dynamic_sample {
   std::int64_t time = 0;  // seconds
   milli allocated_gpu_milli = 0;
