@@ -106,7 +106,8 @@ class progress_bar {
     constexpr int width = 30;
     const int filled = static_cast<int>(width * n_ / std::max<std::size_t>(total_, 1));
     const double secs = std::chrono::duration<double>(clock::now() - start_).count();
-    std::fprintf(stderr, "\r[%s%s] %zu/%zu runs, %.1f s (%s)   ", std::string(static_cast<std::size_t>(filled), '=').c_str(),
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu runs, %.1f s (%s)   ",
+                 std::string(static_cast<std::size_t>(filled), '=').c_str(),
                  std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), n_, total_, secs, what.c_str());
     if (n_ == total_) std::fprintf(stderr, "\n");
     std::fflush(stderr);
@@ -183,7 +184,8 @@ json dynamic_json(const sim::dynamic_result& r) {
   j["time_weighted_allocation_pct"] = r.time_weighted_allocation_pct;
   j["time_weighted_pending_pods"] = r.time_weighted_pending;
   j["max_pending_pods"] = r.max_pending;
-  j["queueing_delay_s"] = {{"mean", r.mean_delay}, {"p50", r.p50_delay}, {"p95", r.p95_delay}, {"p99", r.p99_delay}, {"max", r.max_delay}};
+  j["queueing_delay_s"] = {
+      {"mean", r.mean_delay}, {"p50", r.p50_delay}, {"p95", r.p95_delay}, {"p99", r.p99_delay}, {"max", r.max_delay}};
   j["pods"] = r.pods;
   j["placed_pods"] = r.placed;
   j["placed_after_wait"] = r.placed_after_wait;
@@ -203,24 +205,31 @@ int main(int argc, char** argv) {
   double tune = 1.3, time_scale = 1.0;
   unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
   bool progress = isatty(STDERR_FILENO) != 0, quiet = false, list = false;
-  app.add_option("--nodes", nodes_file, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)")->check(CLI::ExistingFile)->capture_default_str();
+  app.add_option("--nodes", nodes_file, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
+      ->check(CLI::ExistingFile)
+      ->capture_default_str();
   app.add_option("--pods", pods_file, "pod list CSV (openb format)")->check(CLI::ExistingFile)->capture_default_str();
   app.add_option("--policy", policy_text, "policies, comma-separated, or 'all'")->capture_default_str();
   app.add_option("--seeds", seeds_text, "seeds: 42-51, or 42,43,50")->capture_default_str();
-  app.add_option("--tune", tune, "paper mode: GPU demand as a multiple of cluster GPU capacity")->check(CLI::Range(0.0, 100.0))->capture_default_str();
+  app.add_option("--tune", tune, "paper mode: GPU demand as a multiple of cluster GPU capacity")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
   app.add_option("--jobs,-j", jobs, "parallel runs (threads)")->check(CLI::Range(1U, 1024U))->capture_default_str();
   app.add_option("--output-json", output_json, "write every run (series and final metrics) to this file");
   app.add_option("--mode", mode, "paper (arrivals only, the FGD protocol) or dynamic (creation/deletion times)")
-      ->check(CLI::IsMember({"paper", "dynamic"}))->capture_default_str();
+      ->check(CLI::IsMember({"paper", "dynamic"}))
+      ->capture_default_str();
   app.add_option("--time-scale", time_scale, "dynamic mode: divide arrival times by this (>= 1) to raise the load")
-      ->check(CLI::Range(1.0, 1e9))->capture_default_str();
+      ->check(CLI::Range(1.0, 1e9))
+      ->capture_default_str();
   app.add_flag("--progress,!--no-progress", progress, "progress bar on stderr (default: when stderr is a terminal)");
   app.add_flag("--quiet,-q", quiet, "no summary table");
   app.add_flag("--list-policies", list, "list the policies and exit");
   CLI11_PARSE(app, argc, argv);
 
   if (list) {
-    for (const auto& p : sim::policies) std::printf("%-14s %s\n", std::string(p.name).c_str(), std::string(p.summary).c_str());
+    for (const auto& p : sim::policies)
+      std::printf("%-14s %s\n", std::string(p.name).c_str(), std::string(p.summary).c_str());
     return 0;
   }
   std::vector<sim::policy_kind> kinds;
@@ -236,7 +245,8 @@ int main(int argc, char** argv) {
   try {
     t = sim::trace::load(nodes_file, pods_file);
     if (mode == "dynamic" && !t.has_times()) {
-      std::fprintf(stderr, "error: %s has no creation/deletion times; dynamic mode needs the 11-column format\n", pods_file.c_str());
+      std::fprintf(stderr, "error: %s has no creation/deletion times; dynamic mode needs the 11-column format\n",
+                   pods_file.c_str());
       return 2;
     }
   } catch (const std::exception& e) {
@@ -296,7 +306,8 @@ int main(int argc, char** argv) {
 
   const int max_pct = static_cast<int>(std::lround(tune * 100));
   const bool default_trace = pods_file.find("openb_pod_list_default.csv") != std::string::npos &&
-                             nodes_file.find("openb_node_list_gpu_node.csv") != std::string::npos && std::fabs(tune - 1.3) < 1e-9;
+                             nodes_file.find("openb_node_list_gpu_node.csv") != std::string::npos &&
+                             std::fabs(tune - 1.3) < 1e-9;
   json out;
   out["tool"] = "gpusched-sim";
   out["version"] = GPUSCHED_VERSION_STRING;
@@ -313,10 +324,10 @@ int main(int argc, char** argv) {
   if (mode == "paper") {
     if (!quiet) {
       std::printf("%s, %zu pods, %zu nodes (%lld GPUs), tune %.2f, seeds %s: GPU allocation at %d%% arrived\n",
-                  pods_file.c_str(), t.pods.size(), t.nodes.size(), static_cast<long long>(t.gpu_milli_capacity / 1000), tune,
-                  seeds_text.c_str(), max_pct);
-      std::printf("%-14s %4s  %-15s %9s %7s  %11s  %9s  %9s  %11s  %6s\n", "policy", "runs", "alloc % (sd)", "published", "diff",
-                  "unalloc %", "frag amt %", "frag ratio", "failed pods", "s/run");
+                  pods_file.c_str(), t.pods.size(), t.nodes.size(), static_cast<long long>(t.gpu_milli_capacity / 1000),
+                  tune, seeds_text.c_str(), max_pct);
+      std::printf("%-14s %4s  %-15s %9s %7s  %11s  %9s  %9s  %11s  %6s\n", "policy", "runs", "alloc % (sd)",
+                  "published", "diff", "unalloc %", "frag amt %", "frag ratio", "failed pods", "s/run");
     }
     double fgd_unalloc = -1;
     for (const auto k : kinds) {
@@ -335,9 +346,14 @@ int main(int argc, char** argv) {
       const auto& info = sim::info(k);
       const stats a = mean_sd(at);
       if (k == sim::policy_kind::fgd) fgd_unalloc = 100 - a.mean;
-      json sj{{"policy", std::string(info.name)}, {"runs", at.size()}, {"allocation_pct_mean", a.mean}, {"allocation_pct_sd", a.sd},
-              {"unallocated_pct_mean", 100 - a.mean}, {"frag_amount_pct_mean", mean_sd(frag).mean},
-              {"frag_ratio_pct_mean", mean_sd(ratio).mean}, {"failed_pods_mean", mean_sd(failed_pods).mean},
+      json sj{{"policy", std::string(info.name)},
+              {"runs", at.size()},
+              {"allocation_pct_mean", a.mean},
+              {"allocation_pct_sd", a.sd},
+              {"unallocated_pct_mean", 100 - a.mean},
+              {"frag_amount_pct_mean", mean_sd(frag).mean},
+              {"frag_ratio_pct_mean", mean_sd(ratio).mean},
+              {"failed_pods_mean", mean_sd(failed_pods).mean},
               {"seconds_per_run", mean_sd(secs).mean}};
       if (default_trace && info.paper_allocation_pct > 0) sj["published_allocation_pct"] = info.paper_allocation_pct;
       summary.push_back(sj);
@@ -349,8 +365,9 @@ int main(int argc, char** argv) {
         }
         char alloc[32];
         std::snprintf(alloc, sizeof alloc, "%.2f (%.2f)", a.mean, a.sd);
-        std::printf("%-14s %4zu  %-15s %9s %7s  %11.2f  %9.2f  %9.2f  %11.0f  %6.2f\n", std::string(info.name).c_str(), at.size(), alloc,
-                    pub, diff, 100 - a.mean, mean_sd(frag).mean, mean_sd(ratio).mean, mean_sd(failed_pods).mean, mean_sd(secs).mean);
+        std::printf("%-14s %4zu  %-15s %9s %7s  %11.2f  %9.2f  %9.2f  %11.0f  %6.2f\n", std::string(info.name).c_str(),
+                    at.size(), alloc, pub, diff, 100 - a.mean, mean_sd(frag).mean, mean_sd(ratio).mean,
+                    mean_sd(failed_pods).mean, mean_sd(secs).mean);
       }
     }
     if (!quiet && fgd_unalloc > 0) {
@@ -364,10 +381,10 @@ int main(int argc, char** argv) {
     }
   } else {
     if (!quiet) {
-      std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s\n", pods_file.c_str(), t.pods.size(), t.nodes.size(),
-                  time_scale, seeds_text.c_str());
-      std::printf("%-14s %4s  %12s  %12s  %10s  %10s  %10s  %8s  %9s  %6s\n", "policy", "runs", "tw alloc %", "tw pending", "delay mean",
-                  "delay p95", "delay max", "waited", "withdrawn", "s/run");
+      std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s\n", pods_file.c_str(),
+                  t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str());
+      std::printf("%-14s %4s  %12s  %12s  %10s  %10s  %10s  %8s  %9s  %6s\n", "policy", "runs", "tw alloc %",
+                  "tw pending", "delay mean", "delay p95", "delay max", "waited", "withdrawn", "s/run");
     }
     for (const auto k : kinds) {
       std::vector<double> tw, twp, dm, d95, dmax, waited, withdrawn, secs;
@@ -385,13 +402,17 @@ int main(int argc, char** argv) {
         out["runs"].push_back(dynamic_json(r));
       }
       const std::string name(sim::policy_name(k));
-      summary.push_back({{"policy", name}, {"runs", tw.size()}, {"time_weighted_allocation_pct_mean", mean_sd(tw).mean},
-                         {"time_weighted_pending_mean", mean_sd(twp).mean}, {"delay_mean_s", mean_sd(dm).mean},
-                         {"delay_p95_s", mean_sd(d95).mean}, {"withdrawn_mean", mean_sd(withdrawn).mean}});
+      summary.push_back({{"policy", name},
+                         {"runs", tw.size()},
+                         {"time_weighted_allocation_pct_mean", mean_sd(tw).mean},
+                         {"time_weighted_pending_mean", mean_sd(twp).mean},
+                         {"delay_mean_s", mean_sd(dm).mean},
+                         {"delay_p95_s", mean_sd(d95).mean},
+                         {"withdrawn_mean", mean_sd(withdrawn).mean}});
       if (!quiet) {
-        std::printf("%-14s %4zu  %12.3f  %12.3f  %10.1f  %10.1f  %10.1f  %8.0f  %9.0f  %6.2f\n", name.c_str(), tw.size(), mean_sd(tw).mean,
-                    mean_sd(twp).mean, mean_sd(dm).mean, mean_sd(d95).mean, mean_sd(dmax).mean, mean_sd(waited).mean,
-                    mean_sd(withdrawn).mean, mean_sd(secs).mean);
+        std::printf("%-14s %4zu  %12.3f  %12.3f  %10.1f  %10.1f  %10.1f  %8.0f  %9.0f  %6.2f\n", name.c_str(),
+                    tw.size(), mean_sd(tw).mean, mean_sd(twp).mean, mean_sd(dm).mean, mean_sd(d95).mean,
+                    mean_sd(dmax).mean, mean_sd(waited).mean, mean_sd(withdrawn).mean, mean_sd(secs).mean);
       }
     }
   }

@@ -8,12 +8,12 @@
 
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/schedule/random_gpus.hpp"
-#include "gpusched/scoring/scorer.hpp"
 #include "gpusched/scoring/fgd_paper/best_fit.hpp"
 #include "gpusched/scoring/fgd_paper/dot_product.hpp"
 #include "gpusched/scoring/fgd_paper/gpu_clustering.hpp"
 #include "gpusched/scoring/fgd_paper/gpu_packing.hpp"
 #include "gpusched/scoring/fgd_paper/random_score.hpp"
+#include "gpusched/scoring/scorer.hpp"
 #include "gpusched/sim/sim_cluster.hpp"
 #include "support/builders.hpp"
 #include "support/minimal_cluster.hpp"
@@ -60,7 +60,7 @@ TEST_CASE("baselines.gpu_packing") {
   c.add_node(testing::gpu_node("shared", 96000, 1 << 20, 3));
   use(c, 2, 1000, 800, 0b0001);  // part: {200, 1000, 1000, 500}
   use(c, 2, 1000, 500, 0b1000);
-  use(c, 3, 1000, 300, 0b001);   // shared: {700, 650, 0}
+  use(c, 3, 1000, 300, 0b001);  // shared: {700, 650, 0}
   use(c, 3, 1000, 350, 0b010);
   use(c, 3, 1000, 1000, 0b100);
   const gpu_packing g;
@@ -99,10 +99,9 @@ TEST_CASE("baselines.gpu_clustering reads the node's GPU affinity tags") {
   CHECK(gpu_affinity_tag(make_pod("w").cpu(1).gpus(1)) == 2);
   CHECK(gpu_affinity_tag(make_pod("w").cpu(1).gpus(8)) == 9);
 
-  std::vector<node_spec> nodes = {testing::gpu_node("empty8", 96000, 1 << 20, 8),
-                                  testing::gpu_node("share8", 96000, 1 << 20, 8),
-                                  testing::gpu_node("mixed8", 96000, 1 << 20, 8),
-                                  testing::gpu_node("empty2", 96000, 1 << 20, 2)};
+  std::vector<node_spec> nodes = {
+      testing::gpu_node("empty8", 96000, 1 << 20, 8), testing::gpu_node("share8", 96000, 1 << 20, 8),
+      testing::gpu_node("mixed8", 96000, 1 << 20, 8), testing::gpu_node("empty2", 96000, 1 << 20, 2)};
   sim::sim_cluster c(nodes);
   const pod share = make_pod("s").cpu(1000).gpu_share(300);
   const pod whole = make_pod("w").cpu(1000).gpus(1);
@@ -112,11 +111,11 @@ TEST_CASE("baselines.gpu_clustering reads the node's GPU affinity tags") {
   c.reserve(make_pod("cpu").cpu(1000), binding{2, 0, 1000, 0, 0, 0});  // CPU-only pods carry no tag
   CHECK(c.affinity(2).distinct == 2);
   const gpu_clustering g;
-  CHECK(g.score(c, share, 0) == 25);  // no GPU pod yet: 25 * 0 / 8000 + 25
-  CHECK(g.score(c, share, 1) == 75);  // only its own tag: 25 * 300 / 8000 = 0, + 75
-  CHECK(g.score(c, share, 2) == 54);  // its tag among others: 25 * 1300 / 8000 = 4, + 50
+  CHECK(g.score(c, share, 0) == 25);                          // no GPU pod yet: 25 * 0 / 8000 + 25
+  CHECK(g.score(c, share, 1) == 75);                          // only its own tag: 25 * 300 / 8000 = 0, + 75
+  CHECK(g.score(c, share, 2) == 54);                          // its tag among others: 25 * 1300 / 8000 = 4, + 50
   CHECK(g.score(c, make_pod("two").cpu(1).gpus(2), 2) == 4);  // other tags only
-  CHECK(g.score(c, share, 3) == 43);  // 2-GPU node: 25 * 6000 / 8000 = 18, + 25
+  CHECK(g.score(c, share, 3) == 43);                          // 2-GPU node: 25 * 6000 / 8000 = 18, + 25
   CHECK(g.score(c, make_pod("cpu").cpu(1), 1) == 0);
   c.release(share, make_binding(share, 1, 0b1));
   CHECK(c.affinity(1).distinct == 0);
@@ -137,7 +136,7 @@ TEST_CASE("baselines.random: every node alike, devices drawn among those that fi
     REQUIRE(std::popcount(g) == 1);
     ++hits[static_cast<std::size_t>(std::countr_zero(g))];
   }
-  CHECK(hits[1] == 0);  // 200 free: never
+  CHECK(hits[1] == 0);                                                     // 200 free: never
   for (int g : {0, 2, 3}) CHECK(hits[static_cast<std::size_t>(g)] > 850);  // ~1000 each
-  CHECK(a.select(c, make_pod("w").cpu(1).gpus(2), 0) == 0b0101);  // whole GPUs: lowest free indices
+  CHECK(a.select(c, make_pod("w").cpu(1).gpus(2), 0) == 0b0101);           // whole GPUs: lowest free indices
 }

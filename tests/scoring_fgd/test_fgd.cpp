@@ -109,9 +109,12 @@ TEST_CASE("fgd.the cache agrees with direct evaluation along a placement sequenc
     c.add_node(testing::gpu_node("n" + std::to_string(i), 32000 + 16000 * (i % 3), 200000, 1 + i % 8,
                                  i % 4 == 0 ? "T4" : "V100M32"));
   }
-  std::vector<pod> kinds = {make_pod("a").cpu(4000).gpu_share(250),  make_pod("b").cpu(8000).gpu_share(500),
-                            make_pod("c").cpu(12000).gpus(1),        make_pod("d").cpu(2000).gpus(2),
-                            make_pod("e").cpu(6000),                 make_pod("f").cpu(1000).gpu_share(700).allow_model("T4"),
+  std::vector<pod> kinds = {make_pod("a").cpu(4000).gpu_share(250),
+                            make_pod("b").cpu(8000).gpu_share(500),
+                            make_pod("c").cpu(12000).gpus(1),
+                            make_pod("d").cpu(2000).gpus(2),
+                            make_pod("e").cpu(6000),
+                            make_pod("f").cpu(1000).gpu_share(700).allow_model("T4"),
                             make_pod("g").cpu(16000).gpus(4)};
   const auto w = std::make_shared<const typical_workload>(typical_workload::from_pods(kinds));
   const fgd_scorer cached(w);

@@ -33,18 +33,24 @@ typical_pod shape(milli cpu, std::int32_t gpu_milli, std::int32_t num, const cha
 // pkg/utils/frag_test.go TestingGenerateGetTypicalPods (hkust-adsl/kubernetes-scheduler-simulator).
 typical_workload authors_typical_pods() {
   return typical_workload({
-      shape(6000, 465, 1, "", 9.33),       shape(8000, 440, 1, "2080", 9.15),  shape(8000, 475, 1, "T4", 8.76),
-      shape(8000, 440, 1, "P100", 8.72),   shape(2000, 465, 1, "", 8.68),      shape(12000, 900, 1, "", 8.65),
-      shape(4000, 900, 1, "", 8.43),       shape(16000, 678, 1, "T4", 8.36),   shape(8000, 500, 1, "", 8.29),
-      shape(6000, 511, 1, "", 8.11),       shape(14000, 1000, 2, "2080", 0.54), shape(4000, 1000, 1, "2080", 0.43),
-      shape(32000, 1000, 2, "T4", 0.43),   shape(16000, 1000, 1, "V100M16", 0.40), shape(64000, 1000, 2, "", 0.40),
-      shape(10000, 1000, 2, "", 0.40),     shape(11400, 1000, 1, "T4", 0.36),  shape(16000, 1000, 1, "T4", 0.36),
-      shape(4000, 1000, 2, "", 0.36),      shape(14000, 1000, 2, "V100M16", 0.36), shape(8000, 1000, 4, "", 0.36),
-      shape(16000, 1000, 2, "", 0.32),     shape(2000, 1000, 1, "T4", 0.32),   shape(6000, 1000, 1, "", 0.32),
-      shape(4000, 1000, 1, "", 0.32),      shape(5000, 1000, 1, "", 0.32),     shape(32000, 1000, 4, "V100M16", 0.32),
-      shape(32000, 1000, 2, "", 0.32),     shape(24000, 1000, 8, "2080", 0.32), shape(40000, 1000, 4, "", 0.29),
-      shape(32000, 1000, 8, "", 0.29),     shape(32000, 1000, 1, "T4", 0.29),  shape(16000, 1000, 1, "", 0.25),
-      shape(7000, 1000, 1, "V100M16", 0.25), shape(24000, 1000, 1, "T4", 0.25),
+      shape(6000, 465, 1, "", 9.33),          shape(8000, 440, 1, "2080", 9.15),
+      shape(8000, 475, 1, "T4", 8.76),        shape(8000, 440, 1, "P100", 8.72),
+      shape(2000, 465, 1, "", 8.68),          shape(12000, 900, 1, "", 8.65),
+      shape(4000, 900, 1, "", 8.43),          shape(16000, 678, 1, "T4", 8.36),
+      shape(8000, 500, 1, "", 8.29),          shape(6000, 511, 1, "", 8.11),
+      shape(14000, 1000, 2, "2080", 0.54),    shape(4000, 1000, 1, "2080", 0.43),
+      shape(32000, 1000, 2, "T4", 0.43),      shape(16000, 1000, 1, "V100M16", 0.40),
+      shape(64000, 1000, 2, "", 0.40),        shape(10000, 1000, 2, "", 0.40),
+      shape(11400, 1000, 1, "T4", 0.36),      shape(16000, 1000, 1, "T4", 0.36),
+      shape(4000, 1000, 2, "", 0.36),         shape(14000, 1000, 2, "V100M16", 0.36),
+      shape(8000, 1000, 4, "", 0.36),         shape(16000, 1000, 2, "", 0.32),
+      shape(2000, 1000, 1, "T4", 0.32),       shape(6000, 1000, 1, "", 0.32),
+      shape(4000, 1000, 1, "", 0.32),         shape(5000, 1000, 1, "", 0.32),
+      shape(32000, 1000, 4, "V100M16", 0.32), shape(32000, 1000, 2, "", 0.32),
+      shape(24000, 1000, 8, "2080", 0.32),    shape(40000, 1000, 4, "", 0.29),
+      shape(32000, 1000, 8, "", 0.29),        shape(32000, 1000, 1, "T4", 0.29),
+      shape(16000, 1000, 1, "", 0.25),        shape(7000, 1000, 1, "V100M16", 0.25),
+      shape(24000, 1000, 1, "T4", 0.25),
   });
 }
 
@@ -79,7 +85,7 @@ TEST_CASE("fragmentation.classes of frag.go GetNodePodFrag") {
   CHECK(node_frag_class(free, 4, 50, true, three_whole) == frag_class::q1_lack_both);
   CHECK(node_frag_class(free, 4, 1000, true, cpu_only) == frag_class::xl_satisfied);
   CHECK(node_frag_class(free, 4, 100, false, cpu_only) == frag_class::xr_lack_cpu);  // no model check for CPU pods
-  CHECK(gpu_milli_idle(free, 4) == 2700);                                             // frag_test.go
+  CHECK(gpu_milli_idle(free, 4) == 2700);                                            // frag_test.go
 }
 
 TEST_CASE("fragmentation.gpu_frag_milli matches frag_test.go TestGetGpuFragMilliByNodeResAndPodRes") {
@@ -131,13 +137,13 @@ TEST_CASE("fragmentation.matches the authors' frag_test.go values") {
 
 TEST_CASE("fragmentation.FGD score arithmetic") {
   CHECK(fgd_paper_score(800, 800) == 50);
-  CHECK(fgd_paper_score(800, 650) == 53);   // 100 / (1 + e^-0.15) = 53.74
-  CHECK(fgd_paper_score(800, 500) == 57);   // 57.44
-  CHECK(fgd_paper_score(800, 300) == 62);   // 62.25
-  CHECK(fgd_paper_score(0, 1000) == 26);    // 26.89
-  CHECK(fgd_paper_score(800, 839) == 49);   // 49.03: growths of 1..40 milli fall in the same bucket
-  CHECK(fgd_paper_score(800, 801) == 49);   // 49.98
-  CHECK(fgd_paper_score(800, 761) == 50);   // 50.97
+  CHECK(fgd_paper_score(800, 650) == 53);  // 100 / (1 + e^-0.15) = 53.74
+  CHECK(fgd_paper_score(800, 500) == 57);  // 57.44
+  CHECK(fgd_paper_score(800, 300) == 62);  // 62.25
+  CHECK(fgd_paper_score(0, 1000) == 26);   // 26.89
+  CHECK(fgd_paper_score(800, 839) == 49);  // 49.03: growths of 1..40 milli fall in the same bucket
+  CHECK(fgd_paper_score(800, 801) == 49);  // 49.98
+  CHECK(fgd_paper_score(800, 761) == 50);  // 50.97
   CHECK(fgd_fine_score(800, 800) == 50'000'000);
   CHECK(fgd_fine_score(800, 650) == 53'742'985);
 }
@@ -182,7 +188,8 @@ TEST_CASE("typical_pods.from_pods keeps the popular shapes and renormalises") {
   }
   SUBCASE("bad options and shapes name the field") {
     CHECK_THROWS_WITH_AS(typical_workload::from_pods(pods, {0.0, 1, true}),
-                         "typical_pod_options.popularity_threshold_pct: must be within (0, 100]", invalid_argument_error);
+                         "typical_pod_options.popularity_threshold_pct: must be within (0, 100]",
+                         invalid_argument_error);
     CHECK_THROWS_AS(typical_workload::from_pods(pods, {95.0, 0, true}), invalid_argument_error);
     CHECK_THROWS_WITH_AS(typical_workload({shape(1, 500, 1, "", 150)}),
                          "typical_pods[0].probability: must be within 0..1", invalid_argument_error);

@@ -15,7 +15,8 @@ using namespace gpusched::sim;
 namespace {
 std::vector<pod> copies(int n, const pod& p) { return std::vector<pod>(static_cast<std::size_t>(n), p); }
 
-openb_pod timed(const char* name, pod p, std::int64_t created, std::int64_t deleted, std::optional<std::int64_t> started) {
+openb_pod timed(const char* name, pod p, std::int64_t created, std::int64_t deleted,
+                std::optional<std::int64_t> started) {
   openb_pod o;
   p.name = name;
   o.spec = p;
@@ -79,7 +80,8 @@ TEST_CASE("paper.a small replay, hand-checked") {
   for (std::uint64_t seed : {1, 2, 3}) {
     o.seed = seed;
     // Order matters only for which pod fails: if the whole GPU comes before both shares, a share fails.
-    const paper_result r = with_policy(policy_kind::fgd, t.typical, seed, [&](auto prof) { return run_paper(t, prof, o, "FGD"); });
+    const paper_result r =
+        with_policy(policy_kind::fgd, t.typical, seed, [&](auto prof) { return run_paper(t, prof, o, "FGD"); });
     CHECK(r.pods_arrived == 4);
     CHECK(r.pods_failed == 1);
     CHECK(r.final.arrived_gpu_milli == 2200);
@@ -100,7 +102,8 @@ paper_result run_default(policy_kind k, std::uint64_t seed, double tune) {
   o.seed = seed;
   o.tune = tune;
   o.ties = policy_ties(k);
-  return with_policy(k, default_trace().typical, seed, [&](auto prof) { return run_paper(default_trace(), prof, o, ""); });
+  return with_policy(k, default_trace().typical, seed,
+                     [&](auto prof) { return run_paper(default_trace(), prof, o, ""); });
 }
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool sanitized = true;
@@ -122,15 +125,16 @@ TEST_CASE("paper.same seed, same run") {
 }
 
 // Five full replays of about 10,800 pods: seconds in Release, minutes under the sanitizers.
-TEST_CASE("paper.the ports match the paper on the default trace" *
-          doctest::skip(sanitized) * doctest::description("skipped under ASan: full-trace replays are too slow there")) {
+TEST_CASE("paper.the ports match the paper on the default trace" * doctest::skip(sanitized) *
+          doctest::description("skipped under ASan: full-trace replays are too slow there")) {
   // Published means (seeds 42-51): FGD 95.39, BestFit 93.08. One seed stays within +-0.5 of the mean
   // (the authors' per-seed spread is about 0.2 for both).
   const paper_result fgd = run_default(policy_kind::fgd, 42, 1.3);
   CHECK(fgd.final_arrived_pct() == doctest::Approx(130).epsilon(0.001));
   const double fgd_alloc = fgd.curve(130).back().allocation_pct;
   CHECK(fgd_alloc == doctest::Approx(95.39).epsilon(0.5 / 95.39));
-  CHECK(run_default(policy_kind::best_fit, 42, 1.3).curve(130).back().allocation_pct == doctest::Approx(93.08).epsilon(0.5 / 93.08));
+  CHECK(run_default(policy_kind::best_fit, 42, 1.3).curve(130).back().allocation_pct ==
+        doctest::Approx(93.08).epsilon(0.5 / 93.08));
   // gpusched's policy leaves at least 15% less GPU unallocated than FGD on this seed.
   const double ours = run_default(policy_kind::gpusched, 42, 1.3).curve(130).back().allocation_pct;
   CHECK(100 - ours <= 0.85 * (100 - fgd_alloc));
@@ -148,7 +152,8 @@ TEST_CASE("dynamic.departures, waiting and withdrawal, hand-checked") {
   const trace t = trace::from(nodes, pods);
   dynamic_options o;
   o.sample_period = 100;
-  const dynamic_result r = with_policy(policy_kind::gpusched, t.typical, 1, [&](auto prof) { return run_dynamic(t, prof, o, "x"); });
+  const dynamic_result r =
+      with_policy(policy_kind::gpusched, t.typical, 1, [&](auto prof) { return run_dynamic(t, prof, o, "x"); });
   CHECK(r.placed == 3);
   CHECK(r.placed_after_wait == 1);
   CHECK(r.withdrawn == 1);
@@ -163,8 +168,8 @@ TEST_CASE("dynamic.departures, waiting and withdrawal, hand-checked") {
   CHECK(r.mean_delay == doctest::Approx(30));  // 0, 90, 0
   CHECK(r.max_delay == doctest::Approx(90));
   // Samples every 100 s, each taken just before the events of its second.
-  REQUIRE(r.samples.size() == 6);  // t = 0, 100, ..., 500
-  CHECK(r.samples[0].allocated_gpu_milli == 0);     // before a arrives
+  REQUIRE(r.samples.size() == 6);                // t = 0, 100, ..., 500
+  CHECK(r.samples[0].allocated_gpu_milli == 0);  // before a arrives
   CHECK(r.samples[1].time == 100);
   CHECK(r.samples[1].allocated_gpu_milli == 1000);  // a, until it leaves at 100
   CHECK(r.samples[1].pending == 1);                 // b (c was withdrawn at 60)

@@ -56,9 +56,8 @@ struct fgd_pick {
 // shapes with their accessibility for this node's model, and the node's current F_n. `fine`
 // selects fgd_fine_score over the authors' truncated integer score.
 GPUSCHED_HD fgd_pick fgd_evaluate(const std::int32_t* free_milli, int gpus, milli cpu_left, gpu_set device_ok,
-                                  milli pod_cpu, std::int32_t pod_milli, std::int32_t pod_num,
-                                  const frag_shape* shapes, const std::uint8_t* accessible, int count,
-                                  double frag_before, bool fine) noexcept {
+                                  milli pod_cpu, std::int32_t pod_milli, std::int32_t pod_num, const frag_shape* shapes,
+                                  const std::uint8_t* accessible, int count, double frag_before, bool fine) noexcept {
   fgd_pick best;
   std::int32_t tmp[max_gpus_per_node];
   for (int g = 0; g < gpus; ++g) tmp[g] = free_milli[g];
@@ -244,7 +243,7 @@ class fgd_scorer {
         r.version = next_version();
         const auto sh = w.shapes();
         r.frag = gpusched::node_fragmentation(f, r.gpus, r.cpu_left, sh.data(), accessible(r.model).data(),
-                                             static_cast<int>(sh.size()));
+                                              static_cast<int>(sh.size()));
       }
       return r;
     }

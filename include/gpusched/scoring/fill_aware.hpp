@@ -56,7 +56,8 @@ struct fill_aware_options {
 
 // E(h) for h = 0..1000 (see the header comment).
 inline std::vector<double> hole_waste_table(const typical_workload& w, double kappa) {
-  if (!(kappa >= 0.0) || !std::isfinite(kappa)) throw invalid_argument_error("fill_aware_options.fill_competition", "must be a finite number >= 0");
+  if (!(kappa >= 0.0) || !std::isfinite(kappa))
+    throw invalid_argument_error("fill_aware_options.fill_competition", "must be a finite number >= 0");
   double total = 0.0;
   for (const auto& t : w.pods()) total += t.probability;
   std::vector<std::pair<std::int32_t, double>> q;  // one-GPU shapes: share, probability
@@ -90,7 +91,8 @@ inline double mean_cpu_per_gpu(const typical_workload& w) {
 }
 
 // GPU share a node's CPU cannot serve at r milli-CPU per GPU.
-GPUSCHED_HD constexpr double cpu_stranded_gpu_milli(double free_gpu_milli, double cpu_left, double cpu_per_gpu) noexcept {
+GPUSCHED_HD constexpr double cpu_stranded_gpu_milli(double free_gpu_milli, double cpu_left,
+                                                    double cpu_per_gpu) noexcept {
   if (cpu_per_gpu <= 0) return 0.0;
   const double servable = cpu_left * gpu_milli_whole / cpu_per_gpu;
   return free_gpu_milli > servable ? free_gpu_milli - (servable > 0 ? servable : 0.0) : 0.0;
@@ -111,7 +113,8 @@ GPUSCHED_HD fill_aware_pick fill_aware_evaluate(const std::int32_t* free_milli, 
   fill_aware_pick best;
   milli idle = 0;
   for (int g = 0; g < gpus; ++g) idle += free_milli[g];
-  const double stranded_before = cpu_stranded_gpu_milli(static_cast<double>(idle), static_cast<double>(cpu_left), cpu_per_gpu);
+  const double stranded_before =
+      cpu_stranded_gpu_milli(static_cast<double>(idle), static_cast<double>(cpu_left), cpu_per_gpu);
   const double stranded_after = cpu_stranded_gpu_milli(static_cast<double>(idle - milli{pod_milli} * pod_num),
                                                        static_cast<double>(cpu_left - pod_cpu), cpu_per_gpu);
   const double cpu_saved = cpu_weight * (stranded_before - stranded_after);

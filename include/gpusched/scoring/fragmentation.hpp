@@ -145,7 +145,8 @@ GPUSCHED_HD std::int64_t fgd_paper_score(double frag_before, double frag_after) 
 inline constexpr std::int64_t fgd_fine_scale = 1'000'000;
 GPUSCHED_HD std::int64_t fgd_fine_score(double frag_before, double frag_after) noexcept {
   const double x = (frag_before - frag_after) / 1000;
-  return static_cast<std::int64_t>(std::llround(1.0 / (1.0 + std::exp(-x)) * 100.0 * static_cast<double>(fgd_fine_scale)));
+  return static_cast<std::int64_t>(
+      std::llround(1.0 / (1.0 + std::exp(-x)) * 100.0 * static_cast<double>(fgd_fine_scale)));
 }
 
 }  // namespace gpusched

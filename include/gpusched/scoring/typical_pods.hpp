@@ -26,10 +26,10 @@ struct typical_pod {
   milli cpu_milli = 0;
   std::int32_t gpu_milli = 0;
   std::int32_t num_gpu = 0;
-  std::string gpu_type;             // e.g. "V100M16|V100M32"; empty: any model
-  std::vector<short_name> models;   // gpu_type split on '|'
-  std::size_t count = 0;            // pods of this shape in the source workload
-  double probability = 0.0;         // share of the kept shapes, sums to 1
+  std::string gpu_type;            // e.g. "V100M16|V100M32"; empty: any model
+  std::vector<short_name> models;  // gpu_type split on '|'
+  std::size_t count = 0;           // pods of this shape in the source workload
+  double probability = 0.0;        // share of the kept shapes, sums to 1
 };
 
 // typicalPodsConfig of the authors' experiments (scripts/generate_config_and_run.py):
@@ -68,10 +68,14 @@ class typical_workload {
     for (std::size_t i = 0; i < pods_.size(); ++i) {
       const typical_pod& t = pods_[i];
       const std::string f = "typical_pods[" + std::to_string(i) + "].";
-      if (!(t.probability >= 0.0 && t.probability <= 1.0)) throw invalid_argument_error(f + "probability", "must be within 0..1");
-      if (t.num_gpu < 0 || t.num_gpu > max_gpus_per_node) throw invalid_argument_error(f + "num_gpu", "must be within 0..64");
-      if (t.gpu_milli < 0 || t.gpu_milli > gpu_milli_whole) throw invalid_argument_error(f + "gpu_milli", "must be within 0..1000");
-      if ((t.num_gpu == 0) != (t.gpu_milli == 0)) throw invalid_argument_error(f + "gpu_milli", "must be 0 exactly when num_gpu is 0");
+      if (!(t.probability >= 0.0 && t.probability <= 1.0))
+        throw invalid_argument_error(f + "probability", "must be within 0..1");
+      if (t.num_gpu < 0 || t.num_gpu > max_gpus_per_node)
+        throw invalid_argument_error(f + "num_gpu", "must be within 0..64");
+      if (t.gpu_milli < 0 || t.gpu_milli > gpu_milli_whole)
+        throw invalid_argument_error(f + "gpu_milli", "must be within 0..1000");
+      if ((t.num_gpu == 0) != (t.gpu_milli == 0))
+        throw invalid_argument_error(f + "gpu_milli", "must be 0 exactly when num_gpu is 0");
       if (t.cpu_milli < 0) throw invalid_argument_error(f + "cpu_milli", "must be >= 0");
       shapes_.push_back(frag_shape{t.cpu_milli, t.gpu_milli, t.num_gpu, t.probability});
     }

@@ -42,10 +42,10 @@
 namespace gpusched::sim {
 
 struct dynamic_options {
-  std::uint64_t seed = 42;                 // node order (ties) as in the paper protocol
+  std::uint64_t seed = 42;  // node order (ties) as in the paper protocol
   tie_break ties = tie_break::first_node;
-  std::int64_t sample_period = 6 * 3600;   // seconds between samples
-  double time_scale = 1.0;                 // arrival clock compression (>= 1 raises the load)
+  std::int64_t sample_period = 6 * 3600;  // seconds between samples
+  double time_scale = 1.0;                // arrival clock compression (>= 1 raises the load)
 };
 
 // The cluster at `time`, just before the events of that second.
@@ -64,9 +64,9 @@ struct dynamic_result {
   std::int64_t start = 0, end = 0;  // seconds: first and last arrival (the window of the time averages)
   std::int64_t last_event = 0;      // the last departure or withdrawal
   std::size_t pods = 0;
-  std::size_t placed = 0;            // placed at some point
-  std::size_t placed_after_wait = 0; // of those, after waiting in the queue
-  std::size_t withdrawn = 0;         // gave up while waiting (deletion_time reached)
+  std::size_t placed = 0;             // placed at some point
+  std::size_t placed_after_wait = 0;  // of those, after waiting in the queue
+  std::size_t withdrawn = 0;          // gave up while waiting (deletion_time reached)
   std::size_t max_pending = 0;
   double time_weighted_allocation_pct = 0.0;
   double time_weighted_pending = 0.0;
@@ -79,13 +79,16 @@ struct dynamic_result {
 };
 
 template <class Profile>
-  requires SchedulingProfile<Profile, sim_cluster>
-dynamic_result run_dynamic(const trace& t, Profile profile, const dynamic_options& o, std::string policy_name = {}) {
+requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(const trace& t, Profile profile,
+                                                                            const dynamic_options& o,
+                                                                            std::string policy_name = {}) {
   if (!t.has_times()) {
-    throw invalid_argument_error("trace.pods", "dynamic mode needs creation_time and deletion_time (11-column pod file)");
+    throw invalid_argument_error("trace.pods",
+                                 "dynamic mode needs creation_time and deletion_time (11-column pod file)");
   }
   if (o.sample_period <= 0) throw invalid_argument_error("dynamic_options.sample_period", "must be > 0");
-  if (!(o.time_scale >= 1.0 && o.time_scale <= 1e9)) throw invalid_argument_error("dynamic_options.time_scale", "must be within 1..1e9");
+  if (!(o.time_scale >= 1.0 && o.time_scale <= 1e9))
+    throw invalid_argument_error("dynamic_options.time_scale", "must be within 1..1e9");
   const auto wall = std::chrono::steady_clock::now();
   rng r(o.seed);
   std::vector<node_spec> nodes(t.nodes);
@@ -105,7 +108,8 @@ dynamic_result run_dynamic(const trace& t, Profile profile, const dynamic_option
   }
   std::vector<std::uint32_t> arrivals(n);
   std::iota(arrivals.begin(), arrivals.end(), 0U);
-  std::stable_sort(arrivals.begin(), arrivals.end(), [&](std::uint32_t a, std::uint32_t b) { return arrive[a] < arrive[b]; });
+  std::stable_sort(arrivals.begin(), arrivals.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return arrive[a] < arrive[b]; });
   auto duration = [&](std::uint32_t i) {
     const openb_pod& p = t.pods[i];
     return p.deletion_time - (p.scheduled_time ? *p.scheduled_time : p.creation_time);

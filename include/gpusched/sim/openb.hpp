@@ -2,7 +2,8 @@
 // cluster-trace-gpu-v2023/csv), released with Weng et al., USENIX ATC'23.
 //
 // Node files: sn,cpu_milli,memory_mib,gpu,model
-// Pod files:  name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
+// Pod files:
+// name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time
 //             (the multigpu* files carry only the first five columns: no times)
 // Every column is read and checked; a malformed row throws gpusched::file_error with file:line and
 // the column, and nothing is returned. Rows are never skipped.
@@ -28,14 +29,14 @@ enum class pod_phase : std::uint8_t { running, succeeded, failed, pending };
 
 // A trace pod: the request (as a gpusched::pod) plus the trace's own columns.
 struct openb_pod {
-  pod spec;                  // name, cpu, memory, num_gpu, gpu_milli, allowed models, qos, submit_time
-  std::string qos;           // as written: LS, BE, Burstable, Guaranteed (empty in 5-column files)
+  pod spec;         // name, cpu, memory, num_gpu, gpu_milli, allowed models, qos, submit_time
+  std::string qos;  // as written: LS, BE, Burstable, Guaranteed (empty in 5-column files)
   pod_phase phase = pod_phase::running;
-  bool has_times = false;    // false for the 5-column files
-  std::int64_t creation_time = 0;   // seconds
-  std::int64_t deletion_time = 0;   // seconds, >= creation_time
+  bool has_times = false;                      // false for the 5-column files
+  std::int64_t creation_time = 0;              // seconds
+  std::int64_t deletion_time = 0;              // seconds, >= creation_time
   std::optional<std::int64_t> scheduled_time;  // absent for pods the real cluster never scheduled
-  std::size_t line = 0;      // 1-based line in the file
+  std::size_t line = 0;                        // 1-based line in the file
 };
 
 namespace detail {
@@ -91,7 +92,8 @@ struct row_reader {
     if (f.empty() || ec != std::errc() || ptr != f.data() + f.size()) {
       fail(col, "'" + std::string(f) + "' is not an integer");
     }
-    if (v < lo || v > hi) fail(col, std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
+    if (v < lo || v > hi)
+      fail(col, std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
     return v;
   }
 };
@@ -131,7 +133,8 @@ inline std::vector<node_spec> read_openb_nodes(const std::string& path) {
     const std::size_t line = i + 1;
     const auto f = detail::split_csv(lines[i]);
     if (f.size() != header.size()) {
-      throw file_error(path, line, "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
+      throw file_error(path, line,
+                       "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
     }
     const detail::row_reader r{path, line, header, f};
     node_spec n;
@@ -168,7 +171,8 @@ inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
     const std::size_t line = i + 1;
     const auto f = detail::split_csv(lines[i]);
     if (f.size() != header.size()) {
-      throw file_error(path, line, "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
+      throw file_error(path, line,
+                       "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
     }
     const detail::row_reader r{path, line, header, f};
     openb_pod o;

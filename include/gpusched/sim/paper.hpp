@@ -40,10 +40,10 @@
 namespace gpusched::sim {
 
 struct paper_options {
-  double tune = 1.3;         // target GPU demand, x cluster GPU capacity; <= 0 leaves the trace as is
-  std::uint64_t seed = 42;   // the authors use 42..51
-  bool shuffle = true;       // SHUFFLE_POD in their run scripts
-  bool record_events = true; // keep one event_sample per pod
+  double tune = 1.3;                       // target GPU demand, x cluster GPU capacity; <= 0 leaves the trace as is
+  std::uint64_t seed = 42;                 // the authors use 42..51
+  bool shuffle = true;                     // SHUFFLE_POD in their run scripts
+  bool record_events = true;               // keep one event_sample per pod
   tie_break ties = tie_break::first_node;  // among equal scores, in the seeded node order
 };
 
@@ -83,28 +83,33 @@ struct paper_result {
   std::size_t pods_arrived = 0;
   std::size_t pods_failed = 0;
   event_sample final{};
-  std::vector<event_sample> events;                     // one per arrival, when recorded
+  std::vector<event_sample> events;                    // one per arrival, when recorded
   std::map<std::string, std::size_t> failed_by_shape;  // shape_key -> failed pods
-  double seconds = 0.0;                                 // wall time of the replay
+  double seconds = 0.0;                                // wall time of the replay
 
   [[nodiscard]] double pct(double milli_value) const noexcept {
     return gpu_capacity > 0 ? milli_value / static_cast<double>(gpu_capacity) * 100.0 : 0.0;
   }
   [[nodiscard]] double final_arrived_pct() const noexcept { return pct(static_cast<double>(final.arrived_gpu_milli)); }
-  [[nodiscard]] double final_allocation_pct() const noexcept { return pct(static_cast<double>(final.allocated_gpu_milli)); }
+  [[nodiscard]] double final_allocation_pct() const noexcept {
+    return pct(static_cast<double>(final.allocated_gpu_milli));
+  }
   [[nodiscard]] double final_frag_amount_pct() const noexcept { return pct(final.frag_gpu_milli); }
   [[nodiscard]] double final_frag_ratio_pct() const noexcept {
     return final.idle_gpu_milli > 0 ? final.frag_gpu_milli / final.idle_gpu_milli * 100.0 : 0.0;
   }
   // The allocation the authors' analysis reports at an arrived percentage (bucket mean).
-  [[nodiscard]] std::vector<bucket_point> curve(int max_pct) const { return bucket_by_arrived(events, gpu_capacity, max_pct); }
+  [[nodiscard]] std::vector<bucket_point> curve(int max_pct) const {
+    return bucket_by_arrived(events, gpu_capacity, max_pct);
+  }
 };
 
 // Replays the trace under the paper's protocol with `profile` (any SchedulingProfile over
 // sim_cluster). The scheduler's tie-break is seeded with o.seed.
 template <class Profile>
-  requires SchedulingProfile<Profile, sim_cluster>
-paper_result run_paper(const trace& t, Profile profile, const paper_options& o, std::string policy_name = {}) {
+requires SchedulingProfile<Profile, sim_cluster> paper_result run_paper(const trace& t, Profile profile,
+                                                                        const paper_options& o,
+                                                                        std::string policy_name = {}) {
   const auto start = std::chrono::steady_clock::now();
   rng r(o.seed);
   const std::vector<std::uint32_t> order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);

@@ -17,15 +17,15 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/gpu_selection.hpp"
-#include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/schedule/random_gpus.hpp"
+#include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/scoring/fgd.hpp"
-#include "gpusched/scoring/fill_aware.hpp"
 #include "gpusched/scoring/fgd_paper/best_fit.hpp"
 #include "gpusched/scoring/fgd_paper/dot_product.hpp"
 #include "gpusched/scoring/fgd_paper/gpu_clustering.hpp"
 #include "gpusched/scoring/fgd_paper/gpu_packing.hpp"
 #include "gpusched/scoring/fgd_paper/random_score.hpp"
+#include "gpusched/scoring/fill_aware.hpp"
 #include "gpusched/scoring/typical_pods.hpp"
 
 namespace gpusched::sim {

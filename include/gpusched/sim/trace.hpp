@@ -17,8 +17,8 @@ namespace gpusched::sim {
 struct trace {
   std::string nodes_file, pods_file;
   std::vector<node_spec> nodes;
-  std::vector<openb_pod> pods;    // sorted by name, as the authors' SetWorkloadPods does
-  std::vector<pod> requests;      // pods[i].spec, contiguous for the simulators
+  std::vector<openb_pod> pods;                      // sorted by name, as the authors' SetWorkloadPods does
+  std::vector<pod> requests;                        // pods[i].spec, contiguous for the simulators
   std::shared_ptr<const typical_workload> typical;  // from every pod of the trace (GetTypicalPods)
   milli gpu_milli_capacity = 0;
 
@@ -49,8 +49,8 @@ struct trace {
 
 // "cpu=12000m gpu=1x1000" or "cpu=8000m gpu=1x470 model=T4|P100": a pod's shape as a text key.
 inline std::string shape_key(const pod& p) {
-  std::string s = "cpu=" + std::to_string(p.cpu_milli) + "m gpu=" + std::to_string(p.num_gpu) + "x" +
-                  std::to_string(p.gpu_milli);
+  std::string s =
+      "cpu=" + std::to_string(p.cpu_milli) + "m gpu=" + std::to_string(p.num_gpu) + "x" + std::to_string(p.gpu_milli);
   if (!p.allowed_models.empty()) s += " model=" + gpu_type_key(p.allowed_models);
   return s;
 }

@@ -8,8 +8,8 @@
 
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/pod.hpp"
-#include "gpusched/scoring/scorer.hpp"
 #include "gpusched/scoring/fgd_paper/node_vectors.hpp"
+#include "gpusched/scoring/scorer.hpp"
 
 namespace gpusched::fgd_paper {
 
