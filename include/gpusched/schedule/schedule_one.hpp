@@ -29,12 +29,21 @@ concept SchedulingProfile = Cluster<C> && requires(const P& p, const C& c, const
   { p.select_gpus(c, q, n) } -> std::same_as<gpu_set>;
 };
 
+// How schedule_one chooses among nodes with the same best score.
+enum class tie_break : std::uint8_t {
+  random,      // uniformly, with the seeded generator (Kubernetes' selectHost)
+  first_node,  // the first such node in examination order (node index order when every node is
+               // scored): hosts that order their nodes (e.g. by a seeded permutation, as the FGD
+               // authors' simulator names them) get a deterministic, order-driven choice
+};
+
 struct schedule_options {
   // Kubernetes' percentageOfNodesToScore: 100 examines every node; 0 is Kubernetes' adaptive rule
   // (50% - nodes/125, at least 5%, at least 100 nodes); 1..99 a fixed share. Examination starts
   // where the previous cycle stopped, as in Kubernetes.
   int percentage_of_nodes_to_score = 100;
   std::uint64_t seed = 0;       // seeds the tie-break among equal best scores
+  tie_break ties = tie_break::random;
   bool explain_scores = false;  // fill schedule_result::breakdown for the chosen node
 };
 
@@ -154,7 +163,7 @@ class scheduler {
         best = j;
         best_score = total;
         ties = 1;
-      } else if (total == best_score) {
+      } else if (total == best_score && opts_.ties == tie_break::random) {
         ++ties;
         if (next_random() % ties == 0) best = j;
       }

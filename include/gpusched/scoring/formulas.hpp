@@ -62,10 +62,12 @@ inline constexpr std::int64_t estimated_cpu_factor = 85;
 inline constexpr std::int64_t estimated_memory_factor = 70;
 
 // FGD's mapping of a fragmentation change to a score (Weng et al., USENIX ATC'23, and the authors'
-// simulator): sigmoid of the negated change in expected fragmentation (GPU milli), scaled to 0..100.
+// simulator): sigmoid of the negated change in expected fragmentation (GPU milli), scaled to 0..100,
+// in the authors' order of operations, int64(sigmoid(x) * 100) (fgd_score.go, plugin_utils.go), so
+// that the truncation agrees with theirs to the last bit.
 GPUSCHED_HD std::int64_t fgd_score(double delta_frag_milli) noexcept {
   const double x = -delta_frag_milli / 1000.0;
-  return static_cast<std::int64_t>(max_score / (1.0 + std::exp(-x)));
+  return static_cast<std::int64_t>(1.0 / (1.0 + std::exp(-x)) * static_cast<double>(max_score));
 }
 
 }  // namespace gpusched::formula
