@@ -10,7 +10,8 @@ jobs=$(nproc)
 export CCACHE_BASEDIR="$PWD"
 
 echo "== Release build and tests"
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DGPUSCHED_BUILD_TESTS=ON -DGPUSCHED_BUILD_EXAMPLES=ON -DGPUSCHED_BUILD_BENCHMARKS=ON -DGPUSCHED_BUILD_TOOLS=ON >/dev/null
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
