@@ -176,6 +176,6 @@ TEST_CASE("dynamic.departures, waiting and withdrawal, hand-checked") {
   CHECK(r.samples[4].allocated_gpu_milli == 0);     // t = 400, before d arrives
   CHECK(r.samples[5].allocated_gpu_milli == 500);   // t = 500, d until it leaves
   CHECK_THROWS_AS(run_dynamic(t, make_profile(checks(resource_fit{}), scores(weighted{fgd_paper::random_score{}, 1})),
-                              dynamic_options{1, tie_break::random, 0, 1.0}),
+                              dynamic_options{1, tie_break_rule::reservoir, 0, 1.0}),
                   invalid_argument_error);
 }

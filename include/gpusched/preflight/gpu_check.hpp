@@ -1,6 +1,7 @@
 // gpu_check: the seed's GPUCheck — GPU count, share, memory per device and allowed GPU models.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "gpusched/config.hpp"
@@ -14,6 +15,11 @@ namespace gpusched {
 GPUSCHED_HD constexpr bool device_fits(std::int32_t milli_free, std::int32_t mem_free_mib, std::int32_t want_milli,
                                        std::int32_t want_mem_mib) noexcept {
   return milli_free >= want_milli && mem_free_mib >= want_mem_mib;
+}
+
+// The GPUCheck verdict from the number of devices of an allowed model on which device_fits holds.
+GPUSCHED_HD constexpr bool gpu_request_fits(std::int32_t num_gpu, std::int32_t fitting_devices) noexcept {
+  return num_gpu == 0 || fitting_devices >= num_gpu;
 }
 
 // GPUCheck: a pod asking for num_gpu GPUs of gpu_milli share each fits a node when at least
@@ -36,16 +42,15 @@ struct gpu_check {
       // Branch-free counting: which devices are free varies from node to node, so branches here
       // mispredict (measured: the loop dominated BM_ScheduleOne before this form).
       const int ok_model = (any_model || p.model_allowed(d.model)) ? 1 : 0;
-      const int ok_share = ok_model & (d.milli_free >= p.gpu_milli ? 1 : 0);
       allowed += ok_model;
-      with_share += ok_share;
-      with_both += ok_share & (d.mem_free_mib >= p.gpu_mem_mib ? 1 : 0);
+      with_share += ok_model & (d.milli_free >= p.gpu_milli ? 1 : 0);
+      with_both += ok_model & (device_fits(d.milli_free, d.mem_free_mib, p.gpu_milli, p.gpu_mem_mib) ? 1 : 0);
     }
+    if (gpu_request_fits(p.num_gpu, with_both)) return reason::ok;
     if (allowed == 0) return reason::gpu_model_not_allowed;
     if (allowed < p.num_gpu) return reason::insufficient_gpu_count;
     if (with_share < p.num_gpu) return reason::insufficient_gpu_share;
-    if (with_both < p.num_gpu) return reason::insufficient_gpu_memory;
-    return reason::ok;
+    return reason::insufficient_gpu_memory;
   }
 };
 

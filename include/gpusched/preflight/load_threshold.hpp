@@ -3,10 +3,18 @@
 
 #include <string_view>
 
+#include "gpusched/config.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/preflight/preflight.hpp"
 
 namespace gpusched {
+
+// Which measured usage fraction exceeds its threshold, checked in the order cpu, memory, GPU:
+// 0 none, 1 cpu, 2 memory, 3 GPU (Koordinator's filterNodeUsage fails strictly above a threshold).
+GPUSCHED_HD constexpr int load_threshold_exceeded(double cpu_used, double mem_used, double gpu_used, double cpu_max,
+                                                  double mem_max, double gpu_max) noexcept {
+  return cpu_used > cpu_max ? 1 : mem_used > mem_max ? 2 : gpu_used > gpu_max ? 3 : 0;
+}
 
 // Koordinator's LoadAwareScheduling Filter: a node whose measured usage exceeds the threshold of a
 // resource is filtered out; nodes without metrics pass. Defaults follow Koordinator
@@ -24,9 +32,12 @@ struct load_threshold {
     if constexpr (MeasuredLoad<C>) {
       const node_metrics* m = traits_of<C>::node_load(c, n);
       if (m == nullptr) return reason::ok;
-      if (m->cpu_used > cpu) return reason::cpu_load_too_high;
-      if (m->mem_used > memory) return reason::memory_load_too_high;
-      if (m->gpu_used > gpu) return reason::gpu_load_too_high;
+      switch (load_threshold_exceeded(m->cpu_used, m->mem_used, m->gpu_used, cpu, memory, gpu)) {
+        case 1: return reason::cpu_load_too_high;
+        case 2: return reason::memory_load_too_high;
+        case 3: return reason::gpu_load_too_high;
+        default: break;
+      }
     }
     return reason::ok;
   }

@@ -96,6 +96,11 @@ class static_profile<check_list<K...>, score_list<S...>, Selector> {
     return selector_.select(c, p, n);
   }
 
+  // The plugins themselves, for engines that evaluate the profile another way (gpusched/batch/).
+  [[nodiscard]] const std::tuple<K...>& check_plugins() const noexcept { return checks_; }
+  [[nodiscard]] const std::tuple<weighted<S>...>& score_plugins() const noexcept { return scores_; }
+  [[nodiscard]] const Selector& gpu_selector() const noexcept { return selector_; }
+
  private:
   template <class Sc, class C>
   static void score_one(const Sc& s, const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) {

@@ -13,6 +13,7 @@
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/reason.hpp"
+#include "gpusched/schedule/tie_break.hpp"
 #include "gpusched/schedule/transaction.hpp"
 
 namespace gpusched {
@@ -29,13 +30,6 @@ concept SchedulingProfile = Cluster<C> && requires(const P& p, const C& c, const
   { p.select_gpus(c, q, n) } -> std::same_as<gpu_set>;
 };
 
-// How schedule_one chooses among nodes with the same best score.
-enum class tie_break : std::uint8_t {
-  random,      // uniformly, with the seeded generator (Kubernetes' selectHost)
-  first_node,  // the first such node in examination order (node index order when every node is
-               // scored): hosts that order their nodes (e.g. by a seeded permutation, as the FGD
-               // authors' simulator names them) get a deterministic, order-driven choice
-};
 
 struct schedule_options {
   // Kubernetes' percentageOfNodesToScore: 100 examines every node; 0 is Kubernetes' adaptive rule
@@ -43,8 +37,10 @@ struct schedule_options {
   // where the previous cycle stopped, as in Kubernetes.
   int percentage_of_nodes_to_score = 100;
   std::uint64_t seed = 0;       // seeds the tie-break among equal best scores
-  tie_break ties = tie_break::random;
   bool explain_scores = false;  // fill schedule_result::breakdown for the chosen node
+  // How ties at the best score are broken (schedule/tie_break.hpp); `hashed` decides as the batch
+  // engines do.
+  tie_break_rule tie_break = tie_break_rule::reservoir;
 };
 
 struct plugin_score {
@@ -156,14 +152,28 @@ class scheduler {
     std::size_t best = 0;
     std::int64_t best_score = 0;
     std::uint64_t ties = 0;
+    const bool hashed = opts_.tie_break == tie_break_rule::hashed;
+    const std::uint64_t pod_key = hashed ? pod_tie_key(p.name) : 0;
+    std::uint64_t best_key = 0;
     for (std::size_t j = 0; j < m; ++j) {
       std::int64_t total = 0;
       for (std::size_t k = 0; k < plugins; ++k) total += raw_[k * m + j] * weights_at(k);
+      if (hashed) {  // the largest (score, key, lowest index) wins; keys only computed for contenders
+        if (j == 0 || total >= best_score) {
+          const std::uint64_t key = tie_key(opts_.seed, pod_key, feasible_[j]);
+          if (j == 0 || ranks_before(total, key, feasible_[j], best_score, best_key, feasible_[best])) {
+            best = j;
+            best_score = total;
+            best_key = key;
+          }
+        }
+        continue;
+      }
       if (j == 0 || total > best_score) {
         best = j;
         best_score = total;
         ties = 1;
-      } else if (total == best_score && opts_.ties == tie_break::random) {
+      } else if (total == best_score && opts_.tie_break == tie_break_rule::reservoir) {
         ++ties;
         if (next_random() % ties == 0) best = j;
       }

@@ -1,7 +1,7 @@
 // LoadAware: prefer nodes whose measured usage, plus what this pod will add, is low.
 #pragma once
 
-#include <cmath>
+#include <array>
 #include <cstdint>
 #include <string_view>
 
@@ -23,36 +23,34 @@ struct load_aware {
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "LoadAware"; }
 
-  // Round half up for the non-negative products above (llround is a libm call on the hot path).
-  static constexpr std::int64_t round_nonnegative(double x) noexcept { return static_cast<std::int64_t>(x + 0.5); }
-
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const node_state r = traits_of<C>::node_resources(c, n);
     const std::int64_t gpu_cap = std::int64_t{r.gpu_count} * gpu_milli_whole;
-    std::int64_t used_cpu = r.cpu_allocated, used_mem = r.mem_allocated, used_gpu = -1;
-    if constexpr (MeasuredLoad<C>) {
-      if (const node_metrics* m = traits_of<C>::node_load(c, n)) {
-        used_cpu = round_nonnegative(m->cpu_used * static_cast<double>(r.cpu_capacity)) +
-                   m->assigned_cpu_since * formula::estimated_cpu_factor / 100;
-        used_mem = round_nonnegative(m->mem_used * static_cast<double>(r.mem_capacity)) +
-                   m->assigned_mem_since * formula::estimated_memory_factor / 100;
-        used_gpu = round_nonnegative(m->gpu_used * static_cast<double>(gpu_cap)) + m->assigned_gpu_milli_since;
-      }
-    }
-    if (used_gpu < 0 && weights.gpu != 0 && gpu_cap != 0) used_gpu = gpu_milli_allocated(c, n, r.gpu_count);
-    resource_usage u;
-    u.capacity = {r.cpu_capacity, r.mem_capacity, gpu_cap};
-    u.requested = {used_cpu + p.cpu_milli * formula::estimated_cpu_factor / 100,
-                   used_mem + p.memory_mib * formula::estimated_memory_factor / 100,
-                   used_gpu + p.gpu_milli_total()};
-    std::int64_t node_score = 0, weight_sum = 0;
-    for (int k = 0; k < resource_kinds; ++k) {
-      if (weights[k] == 0 || u.capacity[k] == 0) continue;
-      node_score += formula::least_requested(u.requested[k], u.capacity[k]) * weights[k];
-      weight_sum += weights[k];
-    }
-    return weight_sum == 0 ? 0 : node_score / weight_sum;
+    const node_metrics* m = nullptr;
+    if constexpr (MeasuredLoad<C>) m = traits_of<C>::node_load(c, n);
+    const bool measured = m != nullptr;
+    const node_metrics none{};
+    const node_metrics& mm = measured ? *m : none;
+    // The GPU allocation is only read where it is needed (it walks the node's devices).
+    const std::int64_t gpu_alloc = (!measured && weights.gpu != 0 && gpu_cap != 0) ? gpu_milli_allocated(c, n, r.gpu_count) : 0;
+    const std::int64_t used[resource_kinds] = {
+        formula::load_aware_used(measured, mm.cpu_used, r.cpu_capacity, mm.assigned_cpu_since, formula::estimated_cpu_factor, r.cpu_allocated),
+        formula::load_aware_used(measured, mm.mem_used, r.mem_capacity, mm.assigned_mem_since, formula::estimated_memory_factor, r.mem_allocated),
+        formula::load_aware_used(measured, mm.gpu_used, gpu_cap, mm.assigned_gpu_milli_since, 100, gpu_alloc)};
+    const std::int64_t requested[resource_kinds] = {used[0] + estimated_request(p)[0], used[1] + estimated_request(p)[1],
+                                                    used[2] + estimated_request(p)[2]};
+    const std::int64_t capacity[resource_kinds] = {r.cpu_capacity, r.mem_capacity, gpu_cap};
+    const std::int64_t w[resource_kinds] = {weights.cpu, weights.memory, weights.gpu};
+    constexpr formula::integer_division div[resource_kinds] = {};
+    return formula::least_requested_mean(requested, capacity, w, div, formula::integer_division{});
+  }
+
+  // The usage this pod adds, as Koordinator estimates it: cpu 85%, memory 70% of the request; GPU
+  // milli at 100%.
+  [[nodiscard]] static std::array<std::int64_t, resource_kinds> estimated_request(const pod& p) noexcept {
+    return {formula::estimated_usage(p.cpu_milli, formula::estimated_cpu_factor),
+            formula::estimated_usage(p.memory_mib, formula::estimated_memory_factor), p.gpu_milli_total()};
   }
 };
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpusched/core/short_name.hpp"
+#include "gpusched/scoring/formulas.hpp"
 #include "gpusched/scoring/scorer.hpp"
 
 namespace gpusched {
@@ -30,8 +31,7 @@ struct model_affinity {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     if constexpr (ServedModels<C>) {
-      if (p.model_type.empty()) return 50;
-      std::int64_t s = 50;
+      if (p.model_type.empty()) return formula::model_affinity_score<std::int64_t>(false, false, false);
       bool same = false, bad = false;
       for (const auto& mc : traits_of<C>::node_model_types(c, n)) {
         if (mc.replicas <= 0) continue;
@@ -41,12 +41,10 @@ struct model_affinity {
           bad = true;
         }
       }
-      s += same ? 50 : 0;
-      s -= bad ? 50 : 0;
-      return s;
+      return formula::model_affinity_score<std::int64_t>(true, same, bad);
     } else {
-      (void)c, (void)p, (void)n;
-      return 50;
+      (void)c, (void)n;
+      return formula::model_affinity_score<std::int64_t>(!p.model_type.empty(), false, false);
     }
   }
 };

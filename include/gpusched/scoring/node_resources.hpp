@@ -1,7 +1,6 @@
 // Kubernetes' NodeResourcesFit scoring strategies and NodeResourcesBalancedAllocation.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -14,18 +13,7 @@
 namespace gpusched {
 
 namespace detail {
-// The weighted mean used by least/most allocated: resources with zero capacity are skipped
-// (noderesources/least_allocated.go, leastResourceScorer).
-template <class F>
-constexpr std::int64_t weighted_resource_mean(const resource_usage& u, const resource_weights& w, F&& per_resource) {
-  std::int64_t node_score = 0, weight_sum = 0;
-  for (int r = 0; r < resource_kinds; ++r) {
-    if (w[r] == 0 || u.capacity[r] == 0) continue;
-    node_score += per_resource(u.requested[r], u.capacity[r]) * w[r];
-    weight_sum += w[r];
-  }
-  return weight_sum == 0 ? 0 : node_score / weight_sum;
-}
+inline constexpr formula::integer_division int_div3[resource_kinds] = {};
 }  // namespace detail
 
 // NodeResourcesFit, scoringStrategy LeastAllocated: favours nodes with more free resources.
@@ -34,7 +22,11 @@ struct least_allocated {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "LeastAllocated"; }
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
-    return detail::weighted_resource_mean(usage_with(c, p, n, weights.gpu != 0), weights, formula::least_requested);
+    const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
+    const std::int64_t requested[3] = {u.requested[0], u.requested[1], u.requested[2]};
+    const std::int64_t capacity[3] = {u.capacity[0], u.capacity[1], u.capacity[2]};
+    const std::int64_t w[3] = {weights.cpu, weights.memory, weights.gpu};
+    return formula::least_requested_mean(requested, capacity, w, detail::int_div3, formula::integer_division{});
   }
 };
 
@@ -44,7 +36,11 @@ struct most_allocated {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "MostAllocated"; }
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
-    return detail::weighted_resource_mean(usage_with(c, p, n, weights.gpu != 0), weights, formula::most_requested);
+    const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
+    const std::int64_t requested[3] = {u.requested[0], u.requested[1], u.requested[2]};
+    const std::int64_t capacity[3] = {u.capacity[0], u.capacity[1], u.capacity[2]};
+    const std::int64_t w[3] = {weights.cpu, weights.memory, weights.gpu};
+    return formula::most_requested_mean(requested, capacity, w, detail::int_div3, formula::integer_division{});
   }
 };
 
@@ -80,20 +76,8 @@ struct requested_to_capacity_ratio {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
-    const int points = static_cast<int>(util_.size());
-    std::int64_t node_score = 0, weight_sum = 0;
-    for (int r = 0; r < resource_kinds; ++r) {
-      if (weights[r] == 0 || u.capacity[r] == 0) continue;
-      const std::int64_t req = u.requested[r], cap = u.capacity[r];
-      const std::int64_t util = req > cap ? 100 : req * 100 / cap;
-      const std::int64_t s = formula::broken_linear(util_.data(), score_.data(), points, util);
-      if (s > 0) {
-        node_score += s * weights[r];
-        weight_sum += weights[r];
-      }
-    }
-    if (weight_sum == 0) return 0;
-    return static_cast<std::int64_t>(std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+    return formula::requested_to_capacity_ratio(u.requested.data(), u.capacity.data(), weights.as_array().data(),
+                                                resource_kinds, util_.data(), score_.data(), static_cast<int>(util_.size()));
   }
 };
 
@@ -104,14 +88,7 @@ struct balanced_allocation {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
-    double fractions[resource_kinds];
-    int count = 0;
-    for (int r = 0; r < resource_kinds; ++r) {
-      if (weights[r] == 0 || u.capacity[r] == 0) continue;
-      const double f = static_cast<double>(u.requested[r]) / static_cast<double>(u.capacity[r]);
-      fractions[count++] = f > 1 ? 1 : f;
-    }
-    return formula::balanced_allocation(fractions, count);
+    return formula::balanced_allocation_of(u.requested.data(), u.capacity.data(), weights.as_array().data(), resource_kinds);
   }
 };
 

@@ -19,11 +19,10 @@ struct qos_aware {
 
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
-    if (p.qos == qos_class::burstable) return 50;
+    if (p.qos == qos_class::burstable) return 50;  // without reading the node
     const resource_usage u = usage_with(c, p, n, p.wants_gpu());
     const int k = p.wants_gpu() ? 2 : 0;
-    return p.qos == qos_class::guaranteed ? formula::least_requested(u.requested[k], u.capacity[k])
-                                          : formula::most_requested(u.requested[k], u.capacity[k]);
+    return formula::qos_aware_score(p.qos, u.requested[k], u.capacity[k], formula::integer_division{});
   }
 };
 

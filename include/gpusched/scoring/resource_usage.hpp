@@ -19,6 +19,7 @@ struct resource_weights {
   std::int64_t memory = 1;
   std::int64_t gpu = 0;  // GPU milli, as nvidia.com/gpu would be weighted
   [[nodiscard]] constexpr std::int64_t operator[](int r) const noexcept { return r == 0 ? cpu : r == 1 ? memory : gpu; }
+  [[nodiscard]] constexpr std::array<std::int64_t, 3> as_array() const noexcept { return {cpu, memory, gpu}; }
 };
 
 struct resource_usage {

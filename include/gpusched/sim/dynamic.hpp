@@ -43,7 +43,7 @@ namespace gpusched::sim {
 
 struct dynamic_options {
   std::uint64_t seed = 42;  // node order (ties) as in the paper protocol
-  tie_break ties = tie_break::first_node;
+  tie_break_rule ties = tie_break_rule::first_node;
   std::int64_t sample_period = 6 * 3600;  // seconds between samples
   double time_scale = 1.0;                // arrival clock compression (>= 1 raises the load)
 };
@@ -96,7 +96,7 @@ requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(cons
   sim_cluster c(nodes);
   schedule_options so;
   so.seed = o.seed;
-  so.ties = o.ties;
+  so.tie_break = o.ties;
   scheduler<sim_cluster, Profile> s(std::move(profile), so);
   frag_tracker frag(*t.typical, c);
 

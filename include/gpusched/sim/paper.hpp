@@ -44,7 +44,7 @@ struct paper_options {
   std::uint64_t seed = 42;                 // the authors use 42..51
   bool shuffle = true;                     // SHUFFLE_POD in their run scripts
   bool record_events = true;               // keep one event_sample per pod
-  tie_break ties = tie_break::first_node;  // among equal scores, in the seeded node order
+  tie_break_rule ties = tie_break_rule::first_node;  // among equal scores, in the seeded node order
 };
 
 // The arrival sequence: indices into the (name-sorted) trace pods; clones repeat an index.
@@ -118,7 +118,7 @@ requires SchedulingProfile<Profile, sim_cluster> paper_result run_paper(const tr
   sim_cluster c(nodes);
   schedule_options so;
   so.seed = o.seed;
-  so.ties = o.ties;
+  so.tie_break = o.ties;
   scheduler<sim_cluster, Profile> s(std::move(profile), so);
   frag_tracker frag(*t.typical, c);
 

@@ -74,8 +74,8 @@ inline std::string_view policy_name(policy_kind k) { return info(k).name; }
 
 // How policy k breaks ties between equally scored nodes: the Random baseline scores every node
 // alike and relies on a uniform draw; the others take the first best node in the (seeded) node order.
-constexpr tie_break policy_ties(policy_kind k) noexcept {
-  return k == policy_kind::random ? tie_break::random : tie_break::first_node;
+constexpr tie_break_rule policy_ties(policy_kind k) noexcept {
+  return k == policy_kind::random ? tie_break_rule::reservoir : tie_break_rule::first_node;
 }
 
 // Calls f(profile) with the static profile of policy k. `typical` is the workload's typical pod

@@ -1,0 +1,198 @@
+// Batch forms of the foundation's preflight checks: GPUCheck, NodeResourcesFit, LoadAware filter.
+// Each calls the same GPUSCHED_HD functions as the per-pod check (device_fits, gpu_request_fits,
+// fits_under_ceiling / overcommit_ceiling, load_threshold_exceeded), so a pair fits in the batch
+// engines exactly when check() returns reason::ok.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+
+#include "gpusched/batch/plugin.hpp"
+#include "gpusched/config.hpp"
+#include "gpusched/preflight/gpu_check.hpp"
+#include "gpusched/preflight/load_threshold.hpp"
+#include "gpusched/preflight/preflight.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
+
+namespace gpusched::batch {
+
+// Node tiles of the CPU engine hold at most this many nodes (stack buffers in fits_tile).
+inline constexpr std::uint32_t max_tile = 1024;
+
+template <>
+struct batch_plugin<gpu_check> {
+  struct node_view {
+    const std::int32_t* milli_free;  // slot-major, stride nodes
+    const std::int32_t* mem_free;
+    const std::uint64_t* model_bit;
+    std::uint32_t stride;
+    std::int32_t slots;
+  };
+  struct pod_args {
+    std::int32_t num_gpu;
+    std::int32_t gpu_milli;
+    std::int32_t gpu_mem;
+    std::uint64_t allowed;  // GPU model bits the pod accepts
+  };
+  class prepared {
+   public:
+    static constexpr std::size_t column_count = 3;
+    void build(const gpu_check&, const node_table& t) noexcept { t_ = &t; }
+    void update(const gpu_check&, const node_table& t, node_index) noexcept { t_ = &t; }
+    [[nodiscard]] std::array<column_ref, column_count> columns() const noexcept {
+      const auto s = static_cast<std::size_t>(t_->gpu_slots());
+      return {column_of(t_->milli_free().data(), t_->size(), s), column_of(t_->mem_free().data(), t_->size(), s),
+              column_of(t_->model_bit().data(), t_->size(), s)};
+    }
+    [[nodiscard]] node_view view_with(const std::array<const void*, column_count>& d) const noexcept {
+      return {static_cast<const std::int32_t*>(d[0]), static_cast<const std::int32_t*>(d[1]),
+              static_cast<const std::uint64_t*>(d[2]), static_cast<std::uint32_t>(t_->size()), t_->gpu_slots()};
+    }
+    [[nodiscard]] node_view view() const noexcept {
+      const auto c = columns();
+      return view_with({c[0].data, c[1].data, c[2].data});
+    }
+
+   private:
+    const node_table* t_ = nullptr;
+  };
+
+  static pod_args make_pod_args(const gpu_check&, const prepared&, const pod_table& pods, std::size_t i) noexcept {
+    const auto k = static_cast<Eigen::Index>(i);
+    return {pods.num_gpu()[k], pods.gpu_milli()[k], pods.gpu_mem_mib()[k], pods.allowed_gpu_models()[k]};
+  }
+
+  // gpu_check::check == reason::ok: at least num_gpu devices of an allowed model fit.
+  GPUSCHED_HD static bool fits(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    std::int32_t fitting = 0;
+    for (std::int32_t g = 0; g < v.slots; ++g) {
+      const std::size_t k = static_cast<std::size_t>(g) * v.stride + n;
+      const bool allowed = (v.model_bit[k] & a.allowed) != 0;
+      fitting += (allowed && device_fits(v.milli_free[k], v.mem_free[k], a.gpu_milli, a.gpu_mem)) ? 1 : 0;
+    }
+    return gpu_request_fits(a.num_gpu, fitting);
+  }
+
+  // The same test, slot by slot over a tile so that the loop over nodes vectorises. A pod that
+  // accepts any model skips the model bits (padded slots have free share -1, which no request fits).
+  static void fits_tile(const node_view& v, const pod_args& a, std::uint32_t first, std::uint32_t count,
+                        std::int32_t* __restrict mask) noexcept {
+    if (a.num_gpu == 0) return;
+    std::int32_t fitting[max_tile];
+    for (std::uint32_t i = 0; i < count; ++i) fitting[i] = 0;
+    const std::int32_t want = a.gpu_milli, want_mem = a.gpu_mem;
+    for (std::int32_t g = 0; g < v.slots; ++g) {
+      const std::size_t base = static_cast<std::size_t>(g) * v.stride + first;
+      const std::int32_t* __restrict milli = v.milli_free + base;
+      const std::int32_t* __restrict mem = v.mem_free + base;
+      if (a.allowed == ~std::uint64_t{0}) {
+        for (std::uint32_t i = 0; i < count; ++i) fitting[i] += device_fits(milli[i], mem[i], want, want_mem) ? 1 : 0;
+      } else {
+        const std::uint64_t* __restrict model = v.model_bit + base;
+        const std::uint64_t allowed = a.allowed;
+        for (std::uint32_t i = 0; i < count; ++i) {
+          fitting[i] += static_cast<std::int32_t>((model[i] & allowed) != 0) & (device_fits(milli[i], mem[i], want, want_mem) ? 1 : 0);
+        }
+      }
+    }
+    for (std::uint32_t i = 0; i < count; ++i) mask[i] &= gpu_request_fits(a.num_gpu, fitting[i]) ? 1 : 0;
+  }
+};
+
+template <>
+struct batch_plugin<resource_fit> {
+  struct node_view {
+    const std::int64_t* cpu_allocated;
+    const std::int64_t* cpu_ceiling;
+    const std::int64_t* mem_allocated;
+    const std::int64_t* mem_ceiling;
+  };
+  struct pod_args {
+    std::int64_t cpu;
+    std::int64_t mem;
+  };
+  class prepared {
+   public:
+    static constexpr std::size_t column_count = 4;
+    void build(const resource_fit& f, const node_table& t) {
+      t_ = &t;
+      cpu_ceiling_.resize(static_cast<Eigen::Index>(t.size()));
+      mem_ceiling_.resize(static_cast<Eigen::Index>(t.size()));
+      for (std::size_t n = 0; n < t.size(); ++n) update(f, t, static_cast<node_index>(n));
+    }
+    void update(const resource_fit& f, const node_table& t, node_index n) noexcept {
+      t_ = &t;
+      cpu_ceiling_[n] = overcommit_ceiling(t.cpu_capacity()[n], f.cpu_ratio_permille);
+      mem_ceiling_[n] = overcommit_ceiling(t.mem_capacity()[n], f.memory_ratio_permille);
+    }
+    [[nodiscard]] std::array<column_ref, column_count> columns() const noexcept {
+      const std::size_t n = t_->size();
+      return {column_of(t_->cpu_allocated().data(), n), column_of(cpu_ceiling_.data(), n),
+              column_of(t_->mem_allocated().data(), n), column_of(mem_ceiling_.data(), n)};
+    }
+    [[nodiscard]] node_view view_with(const std::array<const void*, column_count>& d) const noexcept {
+      return {static_cast<const std::int64_t*>(d[0]), static_cast<const std::int64_t*>(d[1]),
+              static_cast<const std::int64_t*>(d[2]), static_cast<const std::int64_t*>(d[3])};
+    }
+    [[nodiscard]] node_view view() const noexcept {
+      const auto c = columns();
+      return view_with({c[0].data, c[1].data, c[2].data, c[3].data});
+    }
+
+   private:
+    const node_table* t_ = nullptr;
+    column<std::int64_t> cpu_ceiling_, mem_ceiling_;
+  };
+
+  static pod_args make_pod_args(const resource_fit&, const prepared&, const pod_table& pods, std::size_t i) noexcept {
+    const auto k = static_cast<Eigen::Index>(i);
+    return {pods.cpu_milli()[k], pods.memory_mib()[k]};
+  }
+
+  GPUSCHED_HD static bool fits(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+    return fits_under_ceiling(v.cpu_allocated[n], a.cpu, v.cpu_ceiling[n]) &&
+           fits_under_ceiling(v.mem_allocated[n], a.mem, v.mem_ceiling[n]);
+  }
+};
+
+template <>
+struct batch_plugin<load_threshold> {
+  struct node_view {
+    const std::uint8_t* pass;  // the node's measured load is within every threshold (or unknown)
+  };
+  struct pod_args {
+    std::uint8_t unused;
+  };
+  class prepared {
+   public:
+    static constexpr std::size_t column_count = 1;
+    void build(const load_threshold& f, const node_table& t) {
+      pass_.resize(static_cast<Eigen::Index>(t.size()));
+      for (std::size_t n = 0; n < t.size(); ++n) update(f, t, static_cast<node_index>(n));
+    }
+    void update(const load_threshold& f, const node_table& t, node_index n) noexcept {
+      const node_metrics* m = t.load(n);
+      pass_[n] = (m == nullptr || load_threshold_exceeded(m->cpu_used, m->mem_used, m->gpu_used, f.cpu, f.memory, f.gpu) == 0) ? 1 : 0;
+    }
+    [[nodiscard]] std::array<column_ref, column_count> columns() const noexcept {
+      return {column_of(pass_.data(), static_cast<std::size_t>(pass_.size()))};
+    }
+    [[nodiscard]] node_view view_with(const std::array<const void*, column_count>& d) const noexcept {
+      return {static_cast<const std::uint8_t*>(d[0])};
+    }
+    [[nodiscard]] node_view view() const noexcept { return view_with({pass_.data()}); }
+
+   private:
+    column<std::uint8_t> pass_;
+  };
+
+  static pod_args make_pod_args(const load_threshold&, const prepared&, const pod_table&, std::size_t) noexcept { return {0}; }
+
+  GPUSCHED_HD static bool fits(const node_view& v, const pod_args&, std::uint32_t n) noexcept { return v.pass[n] != 0; }
+};
+
+static_assert(BatchCheck<gpu_check> && BatchCheck<resource_fit> && BatchCheck<load_threshold>);
+static_assert(HasFitsTile<gpu_check>);
+
+}  // namespace gpusched::batch
