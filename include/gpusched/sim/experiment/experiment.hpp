@@ -239,6 +239,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   const double dt = sc.utilisation_sample_s;
   const std::size_t gpus = static_cast<std::size_t>(np.count) * static_cast<std::size_t>(np.gpus_per_node);
   std::vector<double> last_busy(gpus, 0.0);
+  std::vector<double> node_busy(static_cast<std::size_t>(np.count), 0.0);
   double umin = std::numeric_limits<double>::infinity(), umax = 0.0, usum = 0.0;
   std::size_t samples = 0;
   double next_sample = dt;
@@ -276,6 +277,17 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
         last_busy[g] = b;
       }
       const double u = busy / (static_cast<double>(gpus) * dt);
+      // The node-metrics reading LoadAware scores against (Koordinator's NodeMetric): CPU demand and
+      // memory requests over capacity, mean GPU busy share over the last sample interval.
+      for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
+        node_metrics m;
+        m.cpu_used = std::min(1.0, static_cast<double>(cpu_demand[n]) / static_cast<double>(np.cpu_milli));
+        m.mem_used = std::min(1.0, static_cast<double>(cl.resources(n).mem_allocated) /
+                                       static_cast<double>(np.memory_mib));
+        m.gpu_used = std::min(1.0, node_busy[n] / (static_cast<double>(np.gpus_per_node) * dt));
+        node_busy[n] = 0.0;
+        cl.set_load(n, &m);
+      }
       umin = std::min(umin, u);
       umax = std::max(umax, u);
       usum += u;
