@@ -98,3 +98,16 @@ TEST_CASE("an unknown profile is an error naming it") {
   const serving::scenario sc = small(1, 1, 60.0);
   CHECK_THROWS_WITH_AS(resolve_profile(sc, "nope"), doctest::Contains("nope"), invalid_argument_error);
 }
+
+TEST_CASE("a leak fills the GPU once: one OOM crash, counted by the driver") {
+  // One replica (1820 MiB) alone on a 32768 MiB V100; a leak of 60000 MiB/min = 1000 MiB/s from
+  // t = 60 s fills the GPU at 60 + (32768 - 1820) / 1000 = 90.948 s. The crash ends the leak (the
+  // restarted process starts clean), so a 600 s run sees exactly one crash and an 80 s run none.
+  serving::scenario sc = small(1, 1, 600.0);
+  sc.leaks.push_back(serving::leak_config{60.0, sc.services[0].name, 0, 60000.0, 0});
+  const serving::latency_model lm = serving::make_latency_model(sc);
+  CHECK(run_once(sc, lm, kube_default_wiring(), 1).oom_crashes == 1.0);
+  CHECK(run_once(sc, lm, gpusched_wiring(sc), 1).oom_crashes == 1.0);
+  CHECK(run_once(sc, lm, kube_default_wiring(), 1, 80.0).oom_crashes == 0.0);
+  CHECK(run_once(sc, lm, kube_default_wiring(), 1, 95.0).oom_crashes == 1.0);
+}

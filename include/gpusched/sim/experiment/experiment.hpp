@@ -83,6 +83,7 @@ struct run_metrics {
   double jobs_finished = 0.0;
   double preemptions = 0.0;
   double partial_gang_gpu_hours = 0.0;  // GPUs held by members of gangs that had not started
+  double oom_crashes = 0.0;             // replicas killed by a full GPU (leaks), restarted in place
 };
 
 namespace detail {
@@ -268,7 +269,9 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     }
     e.run_until(t);
     now = t;
-    (void)e.take_notifications();  // out-of-memory crashes restart by themselves (engine.auto_restart)
+    for (const auto& n : e.take_notifications()) {  // crashes restart by themselves (engine.auto_restart)
+      if (n.what == notification::kind::replica_oom) out.oom_crashes += 1.0;
+    }
     if (now >= next_sample) {
       double busy = 0.0;
       for (gpu_slot g = 0; g < gpus; ++g) {

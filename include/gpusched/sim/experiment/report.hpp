@@ -60,6 +60,7 @@ inline const std::vector<metric_def>& metric_defs() {
       {"jobs finished", &run_metrics::jobs_finished},
       {"preemptions", &run_metrics::preemptions},
       {"partial-gang GPU h", &run_metrics::partial_gang_gpu_hours},
+      {"OOM crashes", &run_metrics::oom_crashes},
   };
   return d;
 }
