@@ -17,6 +17,8 @@
 
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/gang/gang.hpp"
+#include "gpusched/gang/placement.hpp"
 #include "gpusched/profile/config_yaml.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/sim/serving/engine.hpp"
@@ -119,6 +121,8 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   auto opts = cfg.profiles.front().options;
   opts.seed = seed;
   scheduler<in_memory_cluster, dynamic_profile<in_memory_cluster>> sched(cfg.profiles.front().profile, opts);
+  // gpusched's gangs: gang_placer over the same profile (all members reserved, or nothing changed).
+  gang_placer<dynamic_profile<in_memory_cluster>> placer(cfg.profiles.front().profile);
 
   serving_engine e(lm, sc.engine);
   const serving_setup su = populate(e, sc, lm, seed);
@@ -215,17 +219,19 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
         continue;
       }
       auto& j = jobs[static_cast<std::size_t>(r.job)];
-      if (w.gang_all_or_nothing) {  // every member or none (gang scheduling)
-        std::vector<std::size_t> placed;
-        bool ok = true;
-        for (const std::size_t pi : j.pods) {
-          if (pods[pi].bound) continue;
-          if (!bind(pods[pi])) { ok = false; break; }
-          placed.push_back(pi);
-        }
-        if (!ok) {
-          for (auto it = placed.rbegin(); it != placed.rend(); ++it) unbind(pods[*it]);
-          continue;
+      if (w.gang_all_or_nothing) {  // every member or none: gang_placer (docs/gang.md)
+        const training_config& tc = *jobs_in[static_cast<std::size_t>(r.job)].config;
+        const gang_spec g = make_gang(jobs_in[static_cast<std::size_t>(r.job)].name)
+                                .role("worker", r.p, tc.workers)
+                                .priority(r.p.priority)
+                                .submitted(j.submit);
+        const gang_result gr = placer.place(cl, g);
+        if (!gr) continue;
+        for (const member_binding& mb : gr.members) {
+          auto& m = pods[j.pods[mb.ordinal]];
+          m.bound = true;
+          m.where = mb.where;
+          set_cpu(mb.where.node, m.p.cpu_milli);
         }
       } else {
         bind(r);  // one by one: a partial gang keeps what it got
