@@ -104,7 +104,8 @@ TEST_CASE("serving.scenario.the default seed scenario loads with every parameter
   REQUIRE(sc.profiles.size() == 2);
   CHECK(sc.profiles[0].name == "kube-default");
   CHECK(sc.profiles[1].name == "gpusched");
-  CHECK(sc.profiles[1].config.empty());
+  // The seed's scheduler configuration, resolved against the scenario's folder (docs/experiment.md).
+  CHECK(sc.profiles[1].config.ends_with("/data/scheduler-config.yaml"));
   CHECK(sc.engine.startup_s == 30.0);
   CHECK(sc.utilisation_sample_s == 60.0);
 
