@@ -78,33 +78,11 @@ struct overcommit_best_fit_gpus {
 
   template <Cluster C>
   [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const {
-    if (!p.wants_gpu()) return 0;
     const std::int64_t ratio = policy.ceiling(p.qos).gpu_memory_permille;
-    const int count = traits_of<C>::node_resources(c, n).gpu_count;
-    gpu_set chosen = 0;
-    for (int k = 0; k < p.num_gpu; ++k) {
-      int best = -1;
-      std::int32_t best_free = 0;
-      for (int g = 0; g < count; ++g) {
-        if ((chosen >> g) & 1U) continue;
-        const gpu_device& d = traits_of<C>::node_gpu(c, n, g);
-        if (!p.model_allowed(d.model) || d.milli_free < p.gpu_milli ||
-            !device_memory_within_ceiling(d.mem_total_mib, d.mem_free_mib, p.gpu_mem_mib, ratio)) {
-          continue;
-        }
-        if (p.gpu_milli == gpu_milli_whole) {
-          best = g;
-          break;
-        }
-        if (best < 0 || d.milli_free < best_free) {
-          best = g;
-          best_free = d.milli_free;
-        }
-      }
-      if (best < 0) return 0;
-      chosen |= gpu_set{1} << best;
-    }
-    return chosen;
+    return best_fit_select(c, p, n, [&](const gpu_device& d) {
+      return d.milli_free >= p.gpu_milli &&
+             device_memory_within_ceiling(d.mem_total_mib, d.mem_free_mib, p.gpu_mem_mib, ratio);
+    });
   }
 };
 
