@@ -4,7 +4,7 @@
 set -euo pipefail
 
 debs=(cmake g++ make ccache libeigen3-dev libboost-graph-dev doctest-dev libbenchmark-dev
-      libyaml-cpp-dev nlohmann-json3-dev libcli11-dev python3 python3-pip)
+      libyaml-cpp-dev nlohmann-json3-dev libcli11-dev python3 python3-pip ninja-build)
 missing=()
 for d in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")
@@ -14,4 +14,13 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python packages for python/ (bindings, tests, stubs, plots). Pinned where generated output
+# (stubs, mypy results) must be reproducible.
+py_pkgs=("pybind11==3.1.0" "scikit-build-core==1.1.2" "numpy>=2" matplotlib pytest hypothesis tqdm
+         "pybind11-stubgen==3.0.0" "mypy==2.4.1")
+if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy" 2>/dev/null; then
+  echo "install-deps: pip install ${py_pkgs[*]}" >&2
+  python3 -m pip install -q "${py_pkgs[@]}"
 fi

@@ -3,8 +3,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-build=${GPUSCHED_BUILD_DIR:-build/release}
+build=${GPUSCHED_BUILD_DIR:-build/main}
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
-  -DGPUSCHED_BUILD_TESTS=OFF -DGPUSCHED_BUILD_BENCHMARKS=OFF >/dev/null
-cmake --build "$build" --target mixed_workload -j "$(nproc)"
-"$build/examples/mixed_workload" "$@"
+  -DGPUSCHED_BUILD_TESTS=OFF -DGPUSCHED_BUILD_BENCHMARKS=OFF -DGPUSCHED_BUILD_EXAMPLES=OFF >/dev/null
+cmake --build "$build" --target gpusched-sim -j "$(nproc)"
+# The main job: replay the Alibaba openb default trace (FGD paper protocol, tune 1.3) with the
+# paper's six policies and gpusched's own on seeds 42-51, and print the comparison table.
+"$build/tools/gpusched-sim" --seeds 42-51 --jobs "$(nproc)" "$@"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Quick start, command 2: install what is missing, build, and run every test:
 # the Release suite (unit tests, header self-containment, consumer projects, CUDA compile where
-# nvcc exists), then the same unit tests under AddressSanitizer + UndefinedBehaviorSanitizer.
+# nvcc exists), the Python package's tests, then the same unit tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -9,9 +10,15 @@ jobs=$(nproc)
 export CCACHE_BASEDIR="$PWD"
 
 echo "== Release build and tests"
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache >/dev/null
+cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \
+  -DGPUSCHED_BUILD_TESTS=ON -DGPUSCHED_BUILD_EXAMPLES=ON -DGPUSCHED_BUILD_BENCHMARKS=ON -DGPUSCHED_BUILD_TOOLS=ON >/dev/null
 cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
+
+echo "== Python package: build, pytest (incl. the C++ cross-check), stub check"
+python3 -m pip install -q --no-build-isolation ./python
+GPUSCHED_CXX_EXAMPLES_DIR=build/release/examples python3 -m pytest -q python/tests
+python3 python/tools/check_stubs.py
 
 echo "== ASan + UBSan build and tests"
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DGPUSCHED_SANITIZE=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \

@@ -23,9 +23,9 @@ struct model_count {
   friend bool operator==(const model_count&, const model_count&) = default;
 };
 
-// Memory per node (8 GPUs, no served models): 64 bytes of node record + 8 * 32 bytes of devices
-// + 32 bytes of name + 32 bytes of rack + 24 bytes of model list = 408 bytes, plus heap for names
-// longer than 15 characters and 20 bytes per distinct served model type.
+// Memory per node: bytes_per_node(gpus) of fixed storage (440 bytes with 8 GPUs on x86-64 /
+// libstdc++: a 96-byte record, 32 bytes per GPU, 32-byte name and rack strings, a 24-byte model
+// list), plus heap for names and racks longer than 15 characters and 20 bytes per served model type.
 class in_memory_cluster {
  public:
   in_memory_cluster() = default;
@@ -39,11 +39,11 @@ class in_memory_cluster {
     r.res.mem_capacity = spec.memory_mib;
     r.res.gpu_count = static_cast<int>(spec.gpus.size());
     r.gpu_begin = static_cast<std::uint32_t>(gpus_.size());
-    gpus_.reserve(gpus_.size() + spec.gpus.size());
-    names_.reserve(names_.size() + 1);
-    racks_.reserve(racks_.size() + 1);
-    models_.reserve(models_.size() + 1);
-    nodes_.reserve(nodes_.size() + 1);
+    grow(gpus_, spec.gpus.size());
+    grow(names_, 1);
+    grow(racks_, 1);
+    grow(models_, 1);
+    grow(nodes_, 1);
     // Nothing below can throw once capacity is reserved, so a failed add leaves no partial node.
     gpus_.insert(gpus_.end(), spec.gpus.begin(), spec.gpus.end());
     names_.push_back(spec.name);
@@ -69,6 +69,11 @@ class in_memory_cluster {
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return nodes_.size(); }
+
+  // Fixed bytes of storage per node with `gpus` devices (see the class comment).
+  [[nodiscard]] static constexpr std::size_t bytes_per_node(std::size_t gpus) noexcept {
+    return sizeof(record) + gpus * sizeof(gpu_device) + 2 * sizeof(std::string) + sizeof(std::vector<model_count>);
+  }
   [[nodiscard]] const node_state& resources(node_index n) const noexcept { return nodes_[n].res; }
   [[nodiscard]] std::span<const gpu_device> gpus(node_index n) const noexcept {
     return {gpus_.data() + nodes_[n].gpu_begin, static_cast<std::size_t>(nodes_[n].res.gpu_count)};
@@ -140,6 +145,13 @@ class in_memory_cluster {
     node_metrics load;
     friend bool operator==(const record&, const record&) = default;
   };
+
+  // Reserves room for `extra` more elements with geometric growth (an exact reserve per node
+  // would make building a cluster quadratic).
+  template <class V>
+  static void grow(V& v, std::size_t extra) {
+    if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
+  }
 
   void check_node(node_index n, const char* field) const {
     if (n >= nodes_.size()) throw invalid_argument_error(field, "node index " + std::to_string(n) + " out of range");

@@ -36,12 +36,15 @@ struct gpu_check {
     const int count = traits_of<C>::node_resources(c, n).gpu_count;
     if (count == 0) return reason::no_gpu;
     int allowed = 0, with_share = 0, with_both = 0;
+    const bool any_model = p.allowed_models.empty();
     for (int g = 0; g < count; ++g) {
       const gpu_device& d = traits_of<C>::node_gpu(c, n, g);
-      if (!p.model_allowed(d.model)) continue;
-      ++allowed;
-      with_share += d.milli_free >= p.gpu_milli ? 1 : 0;
-      with_both += device_fits(d.milli_free, d.mem_free_mib, p.gpu_milli, p.gpu_mem_mib) ? 1 : 0;
+      // Branch-free counting: which devices are free varies from node to node, so branches here
+      // mispredict (measured: the loop dominated BM_ScheduleOne before this form).
+      const int ok_model = (any_model || p.model_allowed(d.model)) ? 1 : 0;
+      allowed += ok_model;
+      with_share += ok_model & (d.milli_free >= p.gpu_milli ? 1 : 0);
+      with_both += ok_model & (device_fits(d.milli_free, d.mem_free_mib, p.gpu_milli, p.gpu_mem_mib) ? 1 : 0);
     }
     if (gpu_request_fits(p.num_gpu, with_both)) return reason::ok;
     if (allowed == 0) return reason::gpu_model_not_allowed;

@@ -37,9 +37,10 @@ class dynamic_profile {
     return *this;
   }
 
-  // Appends a scorer with its weight (1..100; throws invalid_argument_error otherwise).
+  // Appends a scorer (per node, or a SpanScorer over all feasible nodes at once) with its weight
+  // (1..100; throws invalid_argument_error otherwise).
   template <class S>
-    requires Scorer<S, C>
+    requires Scorer<S, C> || SpanScorer<S, C>
   dynamic_profile& add_score(S s, std::int64_t weight) {
     validate_weight(weight, s.name());
     scores_.push_back(score_entry{std::make_shared<score_model<S>>(std::move(s)), weight});
@@ -97,7 +98,11 @@ class dynamic_profile {
   struct score_model final : score_concept {
     explicit score_model(S s) : impl(std::move(s)) {}
     void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const override {
-      for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = static_cast<std::int64_t>(impl.score(c, p, nodes[j]));
+      if constexpr (SpanScorer<S, C>) {
+        impl.score_nodes(c, p, nodes, out);
+      } else {
+        for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = static_cast<std::int64_t>(impl.score(c, p, nodes[j]));
+      }
       if constexpr (NormalizingScorer<S>) impl.normalize(std::span<std::int64_t>(out, nodes.size()));
     }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }

@@ -30,6 +30,7 @@ concept SchedulingProfile = Cluster<C> && requires(const P& p, const C& c, const
   { p.select_gpus(c, q, n) } -> std::same_as<gpu_set>;
 };
 
+
 struct schedule_options {
   // Kubernetes' percentageOfNodesToScore: 100 examines every node; 0 is Kubernetes' adaptive rule
   // (50% - nodes/125, at least 5%, at least 100 nodes); 1..99 a fixed share. Examination starts
@@ -172,7 +173,7 @@ class scheduler {
         best = j;
         best_score = total;
         ties = 1;
-      } else if (total == best_score) {
+      } else if (total == best_score && opts_.tie_break == tie_break_rule::reservoir) {
         ++ties;
         if (next_random() % ties == 0) best = j;
       }

@@ -16,7 +16,13 @@
 
 namespace gpusched {
 
-enum class tie_break_rule : std::uint8_t { reservoir, hashed };
+enum class tie_break_rule : std::uint8_t {
+  reservoir,   // uniformly, with the scheduler's seeded generator (Kubernetes' selectHost)
+  hashed,      // uniformly and statelessly, by a (seed, pod, node) key: what the batch engines do
+  first_node,  // the first tied node in examination order (node index order when every node is
+               // scored): hosts that order their nodes (e.g. by a seeded permutation, as the FGD
+               // authors' simulator names them) get a deterministic, order-driven choice
+};
 
 // A pod's identity in tie-breaking: FNV-1a (64-bit) of its name, so that it does not depend on the
 // pod's position in a queue or batch.

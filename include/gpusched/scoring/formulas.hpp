@@ -231,7 +231,9 @@ GPUSCHED_HD std::int64_t load_aware_used(bool measured, double used_fraction, st
                                                 std::int64_t assigned_since, std::int64_t factor_percent,
                                                 std::int64_t allocated) noexcept {
   if (!measured) return allocated;
-  return std::llround(used_fraction * static_cast<double>(capacity)) + estimated_usage(assigned_since, factor_percent);
+  // Round half up (llround is a libm call on the hot path; the products are non-negative).
+  return static_cast<std::int64_t>(used_fraction * static_cast<double>(capacity) + 0.5) +
+         estimated_usage(assigned_since, factor_percent);
 }
 
 // gpusched's ModelAffinity rule (no published formula): 50 neutral, +50 when the node serves the
@@ -266,10 +268,12 @@ GPUSCHED_HD constexpr T default_normalized(T score, T max_count, T max_priority,
 }
 
 // FGD's mapping of a fragmentation change to a score (Weng et al., USENIX ATC'23, and the authors'
-// simulator): sigmoid of the negated change in expected fragmentation (GPU milli), scaled to 0..100.
+// simulator): sigmoid of the negated change in expected fragmentation (GPU milli), scaled to 0..100,
+// in the authors' order of operations, int64(sigmoid(x) * 100) (fgd_score.go, plugin_utils.go), so
+// that the truncation agrees with theirs to the last bit.
 GPUSCHED_HD std::int64_t fgd_score(double delta_frag_milli) noexcept {
   const double x = -delta_frag_milli / 1000.0;
-  return static_cast<std::int64_t>(max_score / (1.0 + std::exp(-x)));
+  return static_cast<std::int64_t>(1.0 / (1.0 + std::exp(-x)) * static_cast<double>(max_score));
 }
 
 }  // namespace gpusched::formula

@@ -5,6 +5,12 @@
 //   s.name()         -> std::string_view
 // Optional (detected): s.normalize(std::span<std::int64_t> scores) maps the raw scores of all
 // feasible nodes onto 0..100 in place, as Kubernetes' ScoreExtensions.NormalizeScore does.
+//
+// A SpanScorer scores all feasible nodes of a pod in one call instead (a vectorised plugin, or one
+// written in another language, such as the Python scorers of the bindings):
+//   s.score_nodes(c, p, std::span<const node_index> nodes, std::int64_t* out)   out[j] for nodes[j]
+//   s.name()         -> std::string_view
+// dynamic_profile accepts both kinds.
 #pragma once
 
 #include <algorithm>
@@ -26,6 +32,13 @@ inline constexpr std::int64_t max_weight = 100;
 template <class S, class C>
 concept Scorer = Cluster<C> && requires(const S& s, const C& c, const pod& p, node_index n) {
   { s.score(c, p, n) } -> std::convertible_to<std::int64_t>;
+  { s.name() } -> std::convertible_to<std::string_view>;
+};
+
+template <class S, class C>
+concept SpanScorer = Cluster<C> && requires(const S& s, const C& c, const pod& p, std::span<const node_index> nodes,
+                                           std::int64_t* out) {
+  s.score_nodes(c, p, nodes, out);
   { s.name() } -> std::convertible_to<std::string_view>;
 };
 

@@ -1,0 +1,60 @@
+// BM_ScheduleOne/<nodes>: one scheduling decision with the seed's profile (GPUCheck + NodeResourcesFit,
+// LoadAware 10 + ModelAffinity 5) on nodes with 8 GPUs each, half full.
+#include <benchmark/benchmark.h>
+
+#include <string>
+
+#include <gpusched/gpusched.hpp>
+#include <gpusched/profile/dynamic_profile.hpp>
+
+using namespace gpusched;
+
+namespace {
+
+in_memory_cluster half_full_cluster(int nodes) {
+  in_memory_cluster c;
+  const pod train = make_pod("train").cpu(32000).memory(128 * 1024).gpus(4).gpu_memory(16384).model("bert");
+  for (int i = 0; i < nodes; ++i) {
+    node_spec n{"node-" + std::to_string(i), 64000, 256 * 1024, {}, ""};
+    n.add_gpus(8, i % 4 == 3 ? "T4" : "V100M32", 32768);
+    const node_index idx = c.add_node(n);
+    c.reserve(train, make_binding(train, idx, i % 2 ? 0x0F : 0xF0));
+    const node_metrics m{0.2 + 0.5 * ((i * 37) % 100) / 100.0, 0.4, 0.5};
+    c.set_load(idx, &m);
+  }
+  return c;
+}
+
+auto seed_profile() {
+  return make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{load_aware{}, 10}, weighted{model_affinity{}, 5}));
+}
+
+const pod& probe_pod() {
+  static const pod p = make_pod("infer").cpu(4000).memory(16384).gpu_share(500).gpu_memory(8192).model("resnet50");
+  return p;
+}
+
+template <class Profile>
+void run(benchmark::State& state, const Profile& prof, int percentage) {
+  const in_memory_cluster c = half_full_cluster(static_cast<int>(state.range(0)));
+  scheduler<in_memory_cluster, Profile> s(prof, {percentage, 1, false});
+  for (auto _ : state) {
+    schedule_result r = s.schedule_one(c, probe_pod());
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["pods/s"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+void BM_ScheduleOne(benchmark::State& state) { run(state, seed_profile(), 100); }
+void BM_ScheduleOne_Adaptive(benchmark::State& state) { run(state, seed_profile(), 0); }
+void BM_ScheduleOne_Dynamic(benchmark::State& state) {
+  dynamic_profile<in_memory_cluster> d;
+  d.add_check(gpu_check{}).add_check(resource_fit{}).add_score(load_aware{}, 10).add_score(model_affinity{}, 5);
+  run(state, d, 100);
+}
+
+}  // namespace
+
+BENCHMARK(BM_ScheduleOne)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScheduleOne_Dynamic)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ScheduleOne_Adaptive)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);

@@ -1,0 +1,168 @@
+// cluster_overlay: a what-if view of a cluster. Reservations and releases change only the overlay,
+// never the live state, so "would this gang fit if these pods left?" can run the very placement code
+// that would run for real.
+//
+// It models MutableCluster and forwards the optional hooks of the base (names, racks, measured load,
+// served models). Served-model counts and measured load are the base's: a what-if release does not
+// lower them, which makes the what-if answer at most as optimistic as the live one.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/core/binding.hpp"
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/pod.hpp"
+#include "gpusched/gang/rack.hpp"
+
+namespace gpusched {
+
+// Memory: 4 bytes per node of the base (allocated on the first change) plus 536 bytes per node the
+// overlay changed. reset() forgets the changes and keeps the storage.
+template <Cluster C>
+class cluster_overlay {
+ public:
+  explicit cluster_overlay(const C& base) : base_(&base) {}
+
+  [[nodiscard]] const C& base() const noexcept { return *base_; }
+  [[nodiscard]] std::size_t changed_nodes() const noexcept { return used_; }
+
+  void reset() noexcept {
+    for (std::size_t i = 0; i < used_; ++i) slot_[deltas_[i].node] = -1;
+    used_ = 0;
+  }
+
+  [[nodiscard]] node_state resources(node_index n) const {
+    node_state r = traits_of<C>::node_resources(*base_, n);
+    if (const delta* d = find(n)) {
+      r.cpu_allocated += d->cpu;
+      r.mem_allocated += d->mem;
+    }
+    return r;
+  }
+
+  [[nodiscard]] gpu_device gpu(node_index n, int g) const {
+    gpu_device dev = traits_of<C>::node_gpu(*base_, n, g);
+    if (const delta* d = find(n)) {
+      dev.milli_free -= d->share[static_cast<std::size_t>(g)];
+      dev.mem_free_mib -= d->gpu_mem[static_cast<std::size_t>(g)];
+    }
+    return dev;
+  }
+
+  // Takes b's resources in the overlay. As in_memory_cluster, a GPU share is never overcommitted:
+  // throws (and changes nothing) when a device lacks it.
+  void reserve(const pod& /*p*/, const binding& b) {
+    check(b);
+    for_each_gpu(b.gpus, [&](int g) {
+      if (gpu(b.node, g).milli_free < b.gpu_milli) {
+        throw invalid_argument_error("binding.gpus", "GPU " + std::to_string(g) + " of node #" + std::to_string(b.node) +
+                                                         " has less free share than " + std::to_string(b.gpu_milli));
+      }
+    });
+    apply(b, +1);
+  }
+
+  // Gives back b's resources in the overlay (a victim leaving, or a what-if reservation undone).
+  void release(const pod& /*p*/, const binding& b) {
+    check(b);
+    for_each_gpu(b.gpus, [&](int g) {
+      if (gpu(b.node, g).milli_free + b.gpu_milli > gpu_milli_whole) {
+        throw invalid_argument_error("binding.gpus", "GPU " + std::to_string(g) + " of node #" + std::to_string(b.node) +
+                                                         " would have more than a whole GPU free");
+      }
+    });
+    apply(b, -1);
+  }
+
+  friend std::size_t node_count(const cluster_overlay& o) { return num_nodes(*o.base_); }
+  friend node_state node_resources(const cluster_overlay& o, node_index n) { return o.resources(n); }
+  friend gpu_device node_gpu(const cluster_overlay& o, node_index n, int g) { return o.gpu(n, g); }
+  friend void reserve(cluster_overlay& o, const pod& p, const binding& b) { o.reserve(p, b); }
+  friend void release(cluster_overlay& o, const pod& p, const binding& b) { o.release(p, b); }
+  friend decltype(auto) node_name(const cluster_overlay& o, node_index n)
+    requires NamedNodes<C>
+  {
+    return traits_of<C>::node_name(*o.base_, n);
+  }
+  friend decltype(auto) node_load(const cluster_overlay& o, node_index n)
+    requires MeasuredLoad<C>
+  {
+    return traits_of<C>::node_load(*o.base_, n);
+  }
+  friend decltype(auto) model_replicas(const cluster_overlay& o, node_index n, const short_name& m)
+    requires ServedModels<C>
+  {
+    return traits_of<C>::model_replicas(*o.base_, n, m);
+  }
+  friend decltype(auto) node_model_types(const cluster_overlay& o, node_index n)
+    requires ServedModels<C>
+  {
+    return traits_of<C>::node_model_types(*o.base_, n);
+  }
+  friend decltype(auto) node_rack(const cluster_overlay& o, node_index n)
+    requires RackedNodes<C>
+  {
+    return rack_adl::call_node_rack(*o.base_, n);
+  }
+
+ private:
+  struct delta {
+    node_index node = 0;
+    milli cpu = 0;
+    mib mem = 0;
+    std::array<std::int32_t, max_gpus_per_node> share{};
+    std::array<std::int32_t, max_gpus_per_node> gpu_mem{};
+  };
+
+  const delta* find(node_index n) const noexcept {
+    if (n >= slot_.size() || slot_[n] < 0) return nullptr;
+    return &deltas_[static_cast<std::size_t>(slot_[n])];
+  }
+
+  void check(const binding& b) const {
+    const std::size_t n = num_nodes(*base_);
+    if (b.node >= n) throw invalid_argument_error("binding.node", "node index " + std::to_string(b.node) + " out of range");
+    const int count = traits_of<C>::node_resources(*base_, b.node).gpu_count;
+    if (count < 64 && (b.gpus >> count) != 0) throw invalid_argument_error("binding.gpus", "names a GPU index the node does not have");
+    if (b.gpu_milli < 0 || b.gpu_milli > gpu_milli_whole) throw invalid_argument_error("binding.gpu_milli", "must be within 0..1000");
+    if (b.cpu_milli < 0) throw invalid_argument_error("binding.cpu_milli", "must be >= 0");
+    if (b.memory_mib < 0) throw invalid_argument_error("binding.memory_mib", "must be >= 0");
+    if (b.gpu_mem_mib < 0) throw invalid_argument_error("binding.gpu_mem_mib", "must be >= 0");
+  }
+
+  // Allocation happens here, before any change, so a failed allocation leaves the overlay as it was.
+  delta& slot_for(node_index n) {
+    if (slot_.empty()) slot_.assign(num_nodes(*base_), -1);
+    if (slot_[n] < 0) {
+      if (used_ == deltas_.size()) deltas_.emplace_back();
+      delta& d = deltas_[used_];
+      d = delta{};
+      d.node = n;
+      slot_[n] = static_cast<std::int32_t>(used_++);
+    }
+    return deltas_[static_cast<std::size_t>(slot_[n])];
+  }
+
+  void apply(const binding& b, int sign) {
+    delta& d = slot_for(b.node);
+    d.cpu += sign * b.cpu_milli;
+    d.mem += sign * b.memory_mib;
+    for_each_gpu(b.gpus, [&](int g) {
+      d.share[static_cast<std::size_t>(g)] += sign * b.gpu_milli;
+      d.gpu_mem[static_cast<std::size_t>(g)] += sign * b.gpu_mem_mib;
+    });
+  }
+
+  const C* base_;
+  std::vector<std::int32_t> slot_;
+  std::vector<delta> deltas_;
+  std::size_t used_ = 0;
+};
+
+}  // namespace gpusched

@@ -1,0 +1,209 @@
+// FillAware: gpusched's own fragmentation-aware GPU placement, a lookahead over the workload's
+// arrival distribution that asks where the GPU share left over by a placement will *eventually* be
+// filled, not only whether the very next pod could use it (FGD's question).
+//
+// gpusched's heuristic (not a published formula). A node's cost is
+//   cost(n) = sum over its devices g of E(free_g)  +  cpu_weight * S(n)
+// and a placement scores how much it lowers that cost. Higher is better.
+//
+// E(h), the expected eventual waste of a device with h milli-GPU free, comes from the workload's
+// one-GPU pod shapes (typical_workload, as FGD uses): with q(s) the share of pods that ask for one
+// GPU with s milli and Q(h) = sum_{s <= h} q(s),
+//   E(0) = 0,   E(h) = (1 - L(h)) * h + L(h) * sum_{s <= h} q(s) E(h - s) / Q(h),   L(h) = min(1, kappa Q(h)).
+// L(h) is the chance that the hole is refilled before the run ends: a hole that only rare shapes fit
+// competes with many others for few pods and stays empty (L small: E ~ h), while one that common
+// shapes fit is refilled, recursively, by the shapes that fit. kappa (fill_competition) is how many
+// later arrivals a hole effectively sees; with kappa -> infinity every fillable hole counts as filled.
+//
+// S(n) = max(0, free GPU milli - cpu_left * 1000 / r) is the GPU share the node's CPU cannot serve at
+// the workload's mean CPU per GPU r (milli-CPU per 1000 milli-GPU of the GPU shapes): CPU-only and
+// CPU-heavy pods go where CPU is plentiful relative to free GPUs, so GPUs are not stranded.
+//
+// Devices: a one-GPU share pod tries each fitting device (distinct free shares only) and takes the
+// best, first index on ties; other pods take the lowest-index devices with the share (whole GPUs:
+// the lowest-index free ones). The node's model filter, CPU and memory are the preflight's business.
+//
+// Scores are raw, in thousandths of a milli-GPU of cost saved (not 0..100): use the scorer alone or
+// give the other plugins weights on that scale. Constants were chosen on the openb default trace
+// (seeds 42-47); see docs/simulator.md for how they generalise. Memory: 8 KiB for the table, no
+// per-node state.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/binding.hpp"
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/core/pod.hpp"
+#include "gpusched/scoring/scorer.hpp"
+#include "gpusched/scoring/typical_pods.hpp"
+
+namespace gpusched {
+
+struct fill_aware_options {
+  double fill_competition = 50.0;  // kappa: L(h) = min(1, kappa * Q(h))
+  double cpu_weight = 0.5;         // weight of CPU-stranded GPU share against hole waste
+  double cpu_per_gpu = 0.0;        // r, milli-CPU per whole GPU; 0: the workload's GPU shapes' mean
+};
+
+// E(h) for h = 0..1000 (see the header comment).
+inline std::vector<double> hole_waste_table(const typical_workload& w, double kappa) {
+  if (!(kappa >= 0.0) || !std::isfinite(kappa))
+    throw invalid_argument_error("fill_aware_options.fill_competition", "must be a finite number >= 0");
+  double total = 0.0;
+  for (const auto& t : w.pods()) total += t.probability;
+  std::vector<std::pair<std::int32_t, double>> q;  // one-GPU shapes: share, probability
+  for (const auto& t : w.pods()) {
+    if (t.num_gpu == 1) q.emplace_back(t.gpu_milli, total > 0 ? t.probability / total : 0.0);
+  }
+  std::vector<double> e(gpu_milli_whole + 1, 0.0);
+  for (int h = 1; h <= gpu_milli_whole; ++h) {
+    double fit = 0.0, refill = 0.0;
+    for (const auto& [s, pr] : q) {
+      if (s <= h) {
+        fit += pr;
+        refill += pr * e[static_cast<std::size_t>(h - s)];
+      }
+    }
+    const double l = std::min(1.0, kappa * fit);
+    e[static_cast<std::size_t>(h)] = (1 - l) * h + (fit > 0 ? l * refill / fit : 0.0);
+  }
+  return e;
+}
+
+// The workload's mean CPU per whole GPU over its GPU shapes (milli-CPU per 1000 milli-GPU).
+inline double mean_cpu_per_gpu(const typical_workload& w) {
+  double cpu = 0.0, gpu = 0.0;
+  for (const auto& t : w.pods()) {
+    if (t.num_gpu == 0) continue;
+    cpu += t.probability * static_cast<double>(t.cpu_milli);
+    gpu += t.probability * static_cast<double>(t.gpu_milli) * t.num_gpu;
+  }
+  return gpu > 0 ? cpu / gpu * gpu_milli_whole : 0.0;
+}
+
+// GPU share a node's CPU cannot serve at r milli-CPU per GPU.
+GPUSCHED_HD constexpr double cpu_stranded_gpu_milli(double free_gpu_milli, double cpu_left,
+                                                    double cpu_per_gpu) noexcept {
+  if (cpu_per_gpu <= 0) return 0.0;
+  const double servable = cpu_left * gpu_milli_whole / cpu_per_gpu;
+  return free_gpu_milli > servable ? free_gpu_milli - (servable > 0 ? servable : 0.0) : 0.0;
+}
+
+struct fill_aware_pick {
+  double saved = 0.0;  // cost before - cost after (higher is better)
+  gpu_set gpus = 0;
+  bool fits = false;
+};
+
+// FillAware's evaluation over plain arrays: free_milli per device, cpu_left, the devices of a model
+// the pod accepts, the pod (cpu, per-GPU share, GPU count), the table E[0..1000], r and the CPU weight.
+GPUSCHED_HD fill_aware_pick fill_aware_evaluate(const std::int32_t* free_milli, int gpus, milli cpu_left,
+                                                gpu_set device_ok, milli pod_cpu, std::int32_t pod_milli,
+                                                std::int32_t pod_num, const double* e, double cpu_per_gpu,
+                                                double cpu_weight) noexcept {
+  fill_aware_pick best;
+  milli idle = 0;
+  for (int g = 0; g < gpus; ++g) idle += free_milli[g];
+  const double stranded_before =
+      cpu_stranded_gpu_milli(static_cast<double>(idle), static_cast<double>(cpu_left), cpu_per_gpu);
+  const double stranded_after = cpu_stranded_gpu_milli(static_cast<double>(idle - milli{pod_milli} * pod_num),
+                                                       static_cast<double>(cpu_left - pod_cpu), cpu_per_gpu);
+  const double cpu_saved = cpu_weight * (stranded_before - stranded_after);
+  if (pod_num == 1 && pod_milli < gpu_milli_whole) {
+    for (int i = 0; i < gpus; ++i) {
+      if (((device_ok >> i) & 1U) == 0 || free_milli[i] < pod_milli) continue;
+      bool seen = false;
+      for (int j = 0; j < i && !seen; ++j) seen = ((device_ok >> j) & 1U) != 0 && free_milli[j] == free_milli[i];
+      if (seen) continue;
+      const double saved = e[free_milli[i]] - e[free_milli[i] - pod_milli] + cpu_saved;
+      if (!best.fits || saved > best.saved) {
+        best.fits = true;
+        best.saved = saved;
+        best.gpus = gpu_set{1} << i;
+      }
+    }
+    return best;
+  }
+  double saved = cpu_saved;
+  gpu_set taken = 0;
+  for (std::int32_t k = 0; k < pod_num; ++k) {
+    int pick = -1;
+    for (int g = 0; g < gpus; ++g) {
+      if (((device_ok >> g) & 1U) == 0 || ((taken >> g) & 1U) != 0 || free_milli[g] < pod_milli) continue;
+      if (pick < 0 || free_milli[g] < free_milli[pick]) pick = g;
+    }
+    if (pick < 0) return best;
+    taken |= gpu_set{1} << pick;
+    saved += e[free_milli[pick]] - e[free_milli[pick] - pod_milli];
+  }
+  best.fits = true;
+  best.saved = saved;
+  best.gpus = taken;
+  return best;
+}
+
+class fill_aware_scorer {
+ public:
+  explicit fill_aware_scorer(const typical_workload& w, fill_aware_options o = {}) : opts_(o) {
+    if (!(o.cpu_weight >= 0.0) || !std::isfinite(o.cpu_weight)) {
+      throw invalid_argument_error("fill_aware_options.cpu_weight", "must be a finite number >= 0");
+    }
+    if (!(o.cpu_per_gpu >= 0.0) || !std::isfinite(o.cpu_per_gpu)) {
+      throw invalid_argument_error("fill_aware_options.cpu_per_gpu", "must be a finite number >= 0");
+    }
+    table_ = std::make_shared<const std::vector<double>>(hole_waste_table(w, o.fill_competition));
+    cpu_per_gpu_ = o.cpu_per_gpu > 0 ? o.cpu_per_gpu : mean_cpu_per_gpu(w);
+  }
+
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAware"; }
+  [[nodiscard]] std::span<const double> hole_waste() const noexcept { return *table_; }
+  [[nodiscard]] double cpu_per_gpu() const noexcept { return cpu_per_gpu_; }
+
+  // Cost saved by the best placement of p on n, in thousandths of a milli-GPU, offset so that it is
+  // positive (score_offset - cost growth); 0 when p does not fit n's devices.
+  static constexpr double score_offset = 1e6;  // milli-GPU: above any cost growth of one placement
+  template <Cluster C>
+  [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
+    const fill_aware_pick pick = evaluate(c, p, n);
+    return pick.fits ? std::llround((score_offset + pick.saved) * 1000.0) : 0;
+  }
+
+  // GpuSelector: the devices of the best placement on n (0 when p does not fit).
+  template <Cluster C>
+  [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const {
+    if (!p.wants_gpu()) return 0;
+    const fill_aware_pick pick = evaluate(c, p, n);
+    return pick.fits ? pick.gpus : 0;
+  }
+
+ private:
+  template <Cluster C>
+  fill_aware_pick evaluate(const C& c, const pod& p, node_index n) const {
+    const node_state s = traits_of<C>::node_resources(c, n);
+    const int gpus = std::min(s.gpu_count, max_gpus_per_node);
+    std::int32_t free[max_gpus_per_node];
+    gpu_set ok = 0;
+    for (int g = 0; g < gpus; ++g) {
+      const gpu_device& d = traits_of<C>::node_gpu(c, n, g);
+      free[g] = d.milli_free;
+      if (p.model_allowed(d.model)) ok |= gpu_set{1} << g;
+    }
+    return fill_aware_evaluate(free, gpus, s.cpu_capacity - s.cpu_allocated, ok, p.cpu_milli, p.gpu_milli, p.num_gpu,
+                               table_->data(), cpu_per_gpu_, opts_.cpu_weight);
+  }
+
+  std::shared_ptr<const std::vector<double>> table_;
+  double cpu_per_gpu_ = 0.0;
+  fill_aware_options opts_;
+};
+
+}  // namespace gpusched

@@ -1,0 +1,109 @@
+// The policies the simulator can drive, by name. Each is a static profile of library plugins — the
+// same objects a host scheduler would use — with the filter of the authors' simulator (CPU and
+// memory fit, GPU model, share and count: resource_fit + gpu_check) and one score plugin.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "gpusched/preflight/gpu_check.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
+#include "gpusched/profile/static_profile.hpp"
+#include "gpusched/schedule/gpu_selection.hpp"
+#include "gpusched/schedule/random_gpus.hpp"
+#include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/scoring/fgd.hpp"
+#include "gpusched/scoring/fgd_paper/best_fit.hpp"
+#include "gpusched/scoring/fgd_paper/dot_product.hpp"
+#include "gpusched/scoring/fgd_paper/gpu_clustering.hpp"
+#include "gpusched/scoring/fgd_paper/gpu_packing.hpp"
+#include "gpusched/scoring/fgd_paper/random_score.hpp"
+#include "gpusched/scoring/fill_aware.hpp"
+#include "gpusched/scoring/typical_pods.hpp"
+
+namespace gpusched::sim {
+
+enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched };
+
+struct policy_info {
+  std::string_view name;
+  policy_kind kind;
+  std::string_view summary;
+  double paper_allocation_pct;  // published GPU allocation %, openb default trace, 130% arrived, mean of
+                                // seeds 42-51 (Weng et al. ATC'23 Fig. 9a; hkust-adsl/kubernetes-
+                                // scheduler-simulator experiments/analysis/expected_results); 0: none
+};
+
+inline constexpr std::array<policy_info, 7> policies = {{
+    {"Random", policy_kind::random, "uniform among feasible nodes; random fitting GPU (paper baseline)", 87.47},
+    {"DotProd", policy_kind::dot_product, "Tetris dot product of free and requested CPU/GPU (paper baseline)", 90.85},
+    {"GpuClustering", policy_kind::gpu_clustering, "co-locate pods of the same GPU shape (paper baseline)", 91.88},
+    {"GpuPacking", policy_kind::gpu_packing, "partly used GPUs first, then partly used nodes (paper baseline)", 92.00},
+    {"BestFit", policy_kind::best_fit, "least CPU+GPU left after placement (paper baseline)", 93.08},
+    {"FGD", policy_kind::fgd, "fragmentation gradient descent, Weng et al. ATC'23", 95.39},
+    {"gpusched", policy_kind::gpusched, "gpusched FillAware: eventual hole waste + CPU stranding (ours)", 0.0},
+}};
+
+// Case-insensitive lookup by name.
+inline std::optional<policy_kind> find_policy(std::string_view name) {
+  auto lower = [](std::string_view s) {
+    std::string o(s);
+    std::transform(o.begin(), o.end(), o.begin(), [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+    return o;
+  };
+  for (const auto& p : policies) {
+    if (lower(p.name) == lower(name)) return p.kind;
+  }
+  return std::nullopt;
+}
+
+inline const policy_info& info(policy_kind k) {
+  for (const auto& p : policies) {
+    if (p.kind == k) return p;
+  }
+  return policies.front();
+}
+inline std::string_view policy_name(policy_kind k) { return info(k).name; }
+
+// How policy k breaks ties between equally scored nodes: the Random baseline scores every node
+// alike and relies on a uniform draw; the others take the first best node in the (seeded) node order.
+constexpr tie_break_rule policy_ties(policy_kind k) noexcept {
+  return k == policy_kind::random ? tie_break_rule::reservoir : tie_break_rule::first_node;
+}
+
+// Calls f(profile) with the static profile of policy k. `typical` is the workload's typical pod
+// shapes (FGD); `seed` seeds the random device choice of the Random baseline.
+template <class F>
+decltype(auto) with_policy(policy_kind k, const std::shared_ptr<const typical_workload>& typical, std::uint64_t seed,
+                           F&& f) {
+  const auto filter = checks(resource_fit{}, gpu_check{});
+  switch (k) {
+    case policy_kind::random:
+      return f(make_profile(filter, scores(weighted{fgd_paper::random_score{}, 1}), random_gpus(seed)));
+    case policy_kind::dot_product:
+      return f(make_profile(filter, scores(weighted{fgd_paper::dot_product{}, 1}), best_fit_gpus{}));
+    case policy_kind::gpu_clustering:
+      return f(make_profile(filter, scores(weighted{fgd_paper::gpu_clustering{}, 1}), best_fit_gpus{}));
+    case policy_kind::gpu_packing:
+      return f(make_profile(filter, scores(weighted{fgd_paper::gpu_packing{}, 1}), best_fit_gpus{}));
+    case policy_kind::best_fit:
+      return f(make_profile(filter, scores(weighted{fgd_paper::best_fit{}, 1}), best_fit_gpus{}));
+    case policy_kind::gpusched: {
+      const fill_aware_scorer fill(*typical);
+      return f(make_profile(filter, scores(weighted{fill, 1}), fill));
+    }
+    case policy_kind::fgd:
+      break;
+  }
+  const fgd_scorer fgd(typical);
+  return f(make_profile(filter, scores(weighted{fgd, 1}), fgd));
+}
+
+}  // namespace gpusched::sim

@@ -1,0 +1,69 @@
+// The simulator's random numbers: a small, portable, seeded generator, so that the same seed gives
+// the same workload and decisions on every platform (std::shuffle and the std distributions are
+// implementation-defined).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <utility>
+
+namespace gpusched::sim {
+
+// xoshiro256** (Blackman and Vigna, https://prng.di.unimi.it/xoshiro256starstar.c), seeded through
+// splitmix64 as its authors recommend.
+class rng {
+  __extension__ typedef unsigned __int128 u128;  // GCC and Clang; __extension__ keeps -Wpedantic quiet
+
+ public:
+  explicit rng(std::uint64_t seed) noexcept {
+    for (auto& w : s_) {
+      std::uint64_t z = (seed += 0x9E3779B97F4A7C15ULL);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      w = z ^ (z >> 31);
+    }
+  }
+
+  std::uint64_t next() noexcept {
+    const std::uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const std::uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+
+  // Uniform in [0, n), n > 0, without modulo bias (Lemire, "Fast Random Integer Generation in an
+  // Interval", ACM TOMACS 2019).
+  std::uint64_t below(std::uint64_t n) noexcept {
+    u128 m = static_cast<u128>(next()) * n;
+    auto low = static_cast<std::uint64_t>(m);
+    if (low < n) {
+      const std::uint64_t threshold = (0 - n) % n;
+      while (low < threshold) {
+        m = static_cast<u128>(next()) * n;
+        low = static_cast<std::uint64_t>(m);
+      }
+    }
+    return static_cast<std::uint64_t>(m >> 64);
+  }
+
+  // Fisher-Yates, as Go's rand.Shuffle.
+  template <class T>
+  void shuffle(std::span<T> v) noexcept {
+    for (std::size_t i = v.size(); i > 1; --i) {
+      const std::size_t j = static_cast<std::size_t>(below(i));
+      std::swap(v[i - 1], v[j]);
+    }
+  }
+
+ private:
+  static constexpr std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+  std::uint64_t s_[4];
+};
+
+}  // namespace gpusched::sim

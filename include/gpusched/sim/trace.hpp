@@ -1,0 +1,58 @@
+// A loaded trace: nodes, pods in name order, and the workload's typical pod shapes.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpusched/core/node.hpp"
+#include "gpusched/core/pod.hpp"
+#include "gpusched/scoring/typical_pods.hpp"
+#include "gpusched/sim/openb.hpp"
+
+namespace gpusched::sim {
+
+struct trace {
+  std::string nodes_file, pods_file;
+  std::vector<node_spec> nodes;
+  std::vector<openb_pod> pods;                      // sorted by name, as the authors' SetWorkloadPods does
+  std::vector<pod> requests;                        // pods[i].spec, contiguous for the simulators
+  std::shared_ptr<const typical_workload> typical;  // from every pod of the trace (GetTypicalPods)
+  milli gpu_milli_capacity = 0;
+
+  static trace from(std::vector<node_spec> nodes, std::vector<openb_pod> pods, typical_pod_options o = {}) {
+    trace t;
+    t.nodes = std::move(nodes);
+    t.pods = std::move(pods);
+    std::stable_sort(t.pods.begin(), t.pods.end(),
+                     [](const openb_pod& a, const openb_pod& b) { return a.spec.name < b.spec.name; });
+    t.requests.reserve(t.pods.size());
+    for (const auto& p : t.pods) t.requests.push_back(p.spec);
+    t.typical = std::make_shared<const typical_workload>(typical_workload::from_pods(t.requests, o));
+    for (const auto& n : t.nodes) t.gpu_milli_capacity += static_cast<milli>(n.gpus.size()) * gpu_milli_whole;
+    return t;
+  }
+
+  static trace load(const std::string& nodes_path, const std::string& pods_path, typical_pod_options o = {}) {
+    trace t = from(read_openb_nodes(nodes_path), read_openb_pods(pods_path), o);
+    t.nodes_file = nodes_path;
+    t.pods_file = pods_path;
+    return t;
+  }
+
+  [[nodiscard]] bool has_times() const noexcept {
+    return !pods.empty() && std::all_of(pods.begin(), pods.end(), [](const openb_pod& p) { return p.has_times; });
+  }
+};
+
+// "cpu=12000m gpu=1x1000" or "cpu=8000m gpu=1x470 model=T4|P100": a pod's shape as a text key.
+inline std::string shape_key(const pod& p) {
+  std::string s =
+      "cpu=" + std::to_string(p.cpu_milli) + "m gpu=" + std::to_string(p.num_gpu) + "x" + std::to_string(p.gpu_milli);
+  if (!p.allowed_models.empty()) s += " model=" + gpu_type_key(p.allowed_models);
+  return s;
+}
+
+}  // namespace gpusched::sim

@@ -1,0 +1,42 @@
+"""gpusched: GPU-cluster scheduling algorithms (a header-only C++20 library) from Python."""
+
+from __future__ import annotations
+
+from gpusched._core import (
+    GPU,
+    Binding,
+    Config,
+    ConfigFileError,
+    InvalidArgumentError,
+    NodeFeatures,
+    Pod,
+    Profile,
+    QoS,
+    ScheduleResult,
+    SeedStaticScheduler,
+    Tier,
+    Transaction,
+    __version__,
+)
+from gpusched.api import Cluster, Scheduler, load_config, pods_from_arrays
+
+__all__ = [
+    "GPU",
+    "Binding",
+    "Cluster",
+    "Config",
+    "ConfigFileError",
+    "InvalidArgumentError",
+    "NodeFeatures",
+    "Pod",
+    "Profile",
+    "QoS",
+    "ScheduleResult",
+    "Scheduler",
+    "SeedStaticScheduler",
+    "Tier",
+    "Transaction",
+    "__version__",
+    "load_config",
+    "pods_from_arrays",
+]

@@ -1,0 +1,528 @@
+"""
+gpusched's C++ core (private: use the `gpusched` package).
+"""
+from __future__ import annotations
+import collections.abc
+import enum
+import numpy
+import numpy.typing
+import typing
+__all__: list[str] = ['Binding', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'Profile', 'QoS', 'ScheduleResult', 'Scheduler', 'SeedStaticScheduler', 'Tier', 'Transaction']
+class InvalidArgumentError(ValueError):
+    """
+    A value given to gpusched is invalid; `field` names it ("pod 'p'.gpu_milli"). Nothing was changed.
+    """
+class ConfigFileError(ValueError):
+    """
+    A configuration file or text is malformed; `file` and `line` (1-based, 0 when unknown) say where. Nothing was loaded.
+    """
+class QoS(enum.Enum):
+    """
+    Kubernetes QoS classes (openb: LS -> GUARANTEED, BE -> BEST_EFFORT).
+    """
+    BEST_EFFORT: typing.ClassVar[QoS]
+    BURSTABLE: typing.ClassVar[QoS]
+    GUARANTEED: typing.ClassVar[QoS]
+    @classmethod
+    def __new__(cls, value):
+        ...
+class Tier(enum.Enum):
+    """
+    Two-tier isolation: PROD (serving) and DEV (training, experiments).
+    """
+    DEV: typing.ClassVar[Tier]
+    PROD: typing.ClassVar[Tier]
+    @classmethod
+    def __new__(cls, value):
+        ...
+class Pod:
+    """
+    A pod: CPU (milli-cores), memory (MiB) and either `num_gpu` whole GPUs (gpu_milli 1000, the default) or a share `gpu_milli` < 1000 of each of `num_gpu` GPUs, with GPU memory per GPU.
+    Immutable; `replace(**changes)` returns a modified copy. Invalid values raise InvalidArgumentError naming the field.
+    """
+    __hash__: typing.ClassVar[None] = None
+    @staticmethod
+    def from_dict(fields: dict) -> Pod:
+        """
+        A pod from a mapping of the constructor's fields; unknown keys raise TypeError.
+        """
+    def __eq__(self, arg0: Pod) -> bool:
+        ...
+    def __getstate__(self) -> dict:
+        ...
+    def __init__(self, name: str, *, cpu_milli: typing.SupportsInt | typing.SupportsIndex = 0, memory_mib: typing.SupportsInt | typing.SupportsIndex = 0, num_gpu: typing.SupportsInt | typing.SupportsIndex = 0, gpu_milli: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, allowed_models: collections.abc.Sequence[str] = [], model_type: str = '', priority: typing.SupportsInt | typing.SupportsIndex = 0, qos: QoS | str = 'Burstable', tier: Tier | str = 'dev', gang: str = '', gang_min_members: typing.SupportsInt | typing.SupportsIndex = 0, tenant: str = '', submit_time: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def __setstate__(self, arg0: dict) -> None:
+        ...
+    def replace(self, **kwargs) -> Pod:
+        """
+        A copy with the given fields changed (validated).
+        """
+    def to_dict(self) -> dict:
+        """
+        The constructor's fields as a dict (Pod.from_dict(p.to_dict()) == p).
+        """
+    @property
+    def allowed_models(self) -> list[str]:
+        ...
+    @property
+    def cpu_milli(self) -> int:
+        ...
+    @property
+    def gang(self) -> str:
+        ...
+    @property
+    def gang_min_members(self) -> int:
+        ...
+    @property
+    def gpu_mem_mib(self) -> int:
+        ...
+    @property
+    def gpu_milli(self) -> int:
+        ...
+    @property
+    def gpu_milli_total(self) -> int:
+        """
+        num_gpu * gpu_milli
+        """
+    @property
+    def memory_mib(self) -> int:
+        ...
+    @property
+    def model_type(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def num_gpu(self) -> int:
+        ...
+    @property
+    def priority(self) -> int:
+        ...
+    @property
+    def qos(self) -> QoS:
+        ...
+    @property
+    def submit_time(self) -> float:
+        ...
+    @property
+    def tenant(self) -> str:
+        ...
+    @property
+    def tier(self) -> Tier:
+        ...
+class GPU:
+    """
+    One GPU device: model, free share (milli, 1000 = whole), memory, NVLink island.
+    """
+    __hash__: typing.ClassVar[None] = None
+    def __eq__(self, arg0: GPU) -> bool:
+        ...
+    def __init__(self, model: str, mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, nvlink_island: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+        """
+        A wholly free device.
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def mem_free_mib(self) -> int:
+        ...
+    @property
+    def mem_total_mib(self) -> int:
+        ...
+    @property
+    def milli_free(self) -> int:
+        ...
+    @property
+    def model(self) -> str:
+        ...
+    @property
+    def nvlink_island(self) -> int:
+        ...
+class Binding:
+    """
+    A pod's request placed on one node and a set of GPU indices.
+    """
+    __hash__: typing.ClassVar[None] = None
+    def __eq__(self, arg0: Binding) -> bool:
+        ...
+    def __init__(self, pod: Pod, node: typing.SupportsInt | typing.SupportsIndex, gpus: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] = []) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def cpu_milli(self) -> int:
+        ...
+    @property
+    def gpu_mem_mib(self) -> int:
+        ...
+    @property
+    def gpu_milli(self) -> int:
+        ...
+    @property
+    def gpu_set(self) -> int:
+        """
+        GPU indices as a bit mask (bit g = GPU g)
+        """
+    @property
+    def gpus(self) -> list[int]:
+        """
+        GPU indices, ascending
+        """
+    @property
+    def memory_mib(self) -> int:
+        ...
+    @property
+    def node(self) -> int:
+        ...
+class Cluster:
+    """
+    The reference in-memory cluster (gpusched::in_memory_cluster). Build it node by node with add_node, or from numpy arrays with gpusched.Cluster.from_arrays.
+    """
+    __hash__: typing.ClassVar[None] = None
+    def __eq__(self, arg0: Cluster) -> bool:
+        """
+        Equal nodes, allocations, loads and served models.
+        """
+    def __init__(self) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
+    def _add_nodes(self, names: collections.abc.Sequence[str], cpu_milli: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], memory_mib: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gpu_count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gpu_model: collections.abc.Sequence[str], gpu_mem_mib: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], racks: collections.abc.Sequence[str]) -> None:
+        """
+        Adds validated columns of nodes, all or none (gpusched.Cluster.from_arrays checks dtypes first).
+        """
+    def _copy_from(self, other: Cluster) -> None:
+        ...
+    def _set_loads(self, cpu_used: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], mem_used: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], gpu_used: typing.Annotated[numpy.typing.ArrayLike, numpy.float64], has_load: typing.Annotated[numpy.typing.ArrayLike, numpy.bool]) -> None:
+        """
+        Sets every node's load at once, all or none (gpusched.Cluster.set_loads checks dtypes first).
+        """
+    def add_node(self, name: str, *, cpu_milli: typing.SupportsInt | typing.SupportsIndex, memory_mib: typing.SupportsInt | typing.SupportsIndex, gpu_count: typing.SupportsInt | typing.SupportsIndex = 0, gpu_model: str = '', gpu_mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, rack: str = '', gpus: collections.abc.Sequence[GPU] | None = None) -> int:
+        """
+        Adds a node with `gpu_count` wholly free GPUs of one model (or the devices in `gpus`) and returns its index. Validated: an invalid node raises InvalidArgumentError and adds nothing.
+        """
+    def clear_load(self, node: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    def features(self, nodes: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex] | None = None) -> typing.Any:
+        """
+        NodeFeatures (numpy arrays) of the given nodes, or of all: what a Python scorer receives.
+        """
+    def gpus(self, node: typing.SupportsInt | typing.SupportsIndex) -> list[GPU]:
+        """
+        The node's GPU devices (copies).
+        """
+    def load(self, node: typing.SupportsInt | typing.SupportsIndex) -> typing.Any:
+        """
+        The node's measured load as a dict, or None.
+        """
+    def model_replicas(self, node: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        Served model type -> replicas on the node.
+        """
+    def node_index(self, name: str) -> int:
+        """
+        The index of the node with this name (KeyError when none).
+        """
+    def release(self, pod: Pod, binding: Binding) -> None:
+        """
+        Gives back exactly what reserve(pod, binding) took.
+        """
+    def reserve(self, pod: Pod, binding: Binding) -> None:
+        """
+        Takes the binding's resources; raises InvalidArgumentError and changes nothing when a GPU lacks the share.
+        """
+    def resources(self, node: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        CPU / memory capacity and allocation and the GPU count of a node.
+        """
+    def set_load(self, node: typing.SupportsInt | typing.SupportsIndex, *, cpu_used: typing.SupportsFloat | typing.SupportsIndex, mem_used: typing.SupportsFloat | typing.SupportsIndex, gpu_used: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        Sets a node's measured load (fractions within 0..1). Reservations made afterwards count as assigned-since-reading until the next set_load.
+        """
+    @property
+    def gpu_milli_allocated(self) -> int:
+        """
+        GPU share reserved, in milli.
+        """
+    @property
+    def gpu_milli_total(self) -> int:
+        """
+        GPU capacity in milli (1000 per GPU).
+        """
+    @property
+    def node_names(self) -> list[str]:
+        ...
+class Profile:
+    """
+    A dynamic profile: preflight checks and weighted scorers chosen by plugin name, as in a KubeSchedulerConfiguration (see docs/plugins.md), plus scorers written in Python. Checks run in the order added; the GPU selector is best fit.
+    """
+    @staticmethod
+    def plugin_names() -> dict:
+        """
+        The built-in plugin names: {'checks': [...], 'scores': [...]}.
+        """
+    def __init__(self) -> None:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def add_check(self, name: str, args: typing.Any = None) -> Profile:
+        """
+        Appends a check by plugin name (GPUCheck, NodeResourcesFit, LoadAware, ...) with its `args` as in a config's pluginConfig. Returns self.
+        """
+    def add_python_score(self, fn: collections.abc.Callable, weight: typing.SupportsInt | typing.SupportsIndex = 1, name: str = 'PythonScore') -> Profile:
+        """
+        Appends a scorer written in Python: fn(nodes: NodeFeatures, pod: Pod) -> array of one score per node, within 0..100 (floats are truncated toward zero, as Kubernetes' int64 conversion). Called once per pod with the feasible nodes. Returns self.
+        """
+    def add_score(self, name: str, weight: typing.SupportsInt | typing.SupportsIndex = 1, args: typing.Any = None) -> Profile:
+        """
+        Appends a scorer by plugin name with its weight (1..100) and `args`. Returns self.
+        """
+    @property
+    def checks(self) -> list[str]:
+        ...
+    @property
+    def gpu_selector(self) -> str:
+        ...
+    @property
+    def scores(self) -> list[tuple[str, int]]:
+        """
+        (plugin, weight) per scorer, in order
+        """
+class Config:
+    """
+    A parsed KubeSchedulerConfiguration: one profile per schedulerName.
+    """
+    def percentage_of_nodes_to_score(self, scheduler_name: str) -> int:
+        ...
+    def profile(self, scheduler_name: str) -> Profile:
+        """
+        A copy of the profile of this schedulerName (InvalidArgumentError when none).
+        """
+    @property
+    def scheduler_names(self) -> list[str]:
+        ...
+class ScheduleResult:
+    """
+    An explained decision: where the pod goes (node, GPU indices) with its score and per-plugin breakdown, or why no node fits.
+    """
+    def __bool__(self) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def binding(self) -> Binding | None:
+        ...
+    @property
+    def breakdown(self) -> list:
+        """
+        (plugin, score 0..100, weight) of the chosen node, when the scheduler explains scores
+        """
+    @property
+    def examined(self) -> int:
+        ...
+    @property
+    def explanation(self) -> str:
+        """
+        "3/8 nodes fit: 5 insufficient GPU share; chose v100-4 with score 570 (...)"
+        """
+    @property
+    def feasible(self) -> int:
+        ...
+    @property
+    def gpus(self) -> list[int]:
+        """
+        GPU indices, ascending
+        """
+    @property
+    def node(self) -> int | None:
+        ...
+    @property
+    def node_name(self) -> str | None:
+        ...
+    @property
+    def rejections(self) -> dict:
+        """
+        reason -> number of examined nodes it rejected (each node under its first failing check)
+        """
+    @property
+    def scheduled(self) -> bool:
+        ...
+    @property
+    def score(self) -> int:
+        """
+        weighted sum of the chosen node
+        """
+class Scheduler:
+    """
+    Schedules pods with a Profile. Keeps what persists between cycles: the seeded tie-break generator, the round-robin start of partial scoring and reusable buffers.
+    """
+    def __init__(self, profile: Profile, *, percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True) -> None:
+        ...
+    def place_many(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], progress: typing.Any = None) -> list[ScheduleResult]:
+        """
+        Places the pods in order (each as place_one) with the GIL released; returns one result per pod. All or nothing: an exception (from a Python scorer, Ctrl-C) releases every placement of the call. `progress(done)` is called every 256 pods and at the end.
+        """
+    def place_one(self, cluster: Cluster, pod: Pod) -> ScheduleResult:
+        """
+        Decides and reserves (the cluster changes only when scheduled).
+        """
+    def schedule_one(self, cluster: Cluster, pod: Pod) -> ScheduleResult:
+        """
+        Decides where the pod would go; changes nothing. Releases the GIL.
+        """
+    @property
+    def explain_scores(self) -> bool:
+        ...
+    @property
+    def percentage_of_nodes_to_score(self) -> int:
+        ...
+    @property
+    def seed(self) -> int:
+        ...
+class SeedStaticScheduler:
+    """
+    The seed's profile (NodeResourcesFit + GPUCheck; LoadAware and ModelAffinity weighted) compiled as a static profile: a cross-check of the dynamic one.
+    """
+    def __init__(self, *, load_aware_weight: typing.SupportsInt | typing.SupportsIndex = 10, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex = 5, interfering_pairs: collections.abc.Sequence[tuple[str, str]] = [], percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True) -> None:
+        ...
+    def place_many(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], progress: typing.Any = None) -> list[ScheduleResult]:
+        """
+        Places the pods in order (each as place_one) with the GIL released; returns one result per pod. All or nothing: an exception (from a Python scorer, Ctrl-C) releases every placement of the call. `progress(done)` is called every 256 pods and at the end.
+        """
+    def place_one(self, cluster: Cluster, pod: Pod) -> ScheduleResult:
+        """
+        Decides and reserves (the cluster changes only when scheduled).
+        """
+    def schedule_one(self, cluster: Cluster, pod: Pod) -> ScheduleResult:
+        """
+        Decides where the pod would go; changes nothing. Releases the GIL.
+        """
+    @property
+    def explain_scores(self) -> bool:
+        ...
+    @property
+    def percentage_of_nodes_to_score(self) -> int:
+        ...
+    @property
+    def seed(self) -> int:
+        ...
+class Transaction:
+    """
+    Reservations that apply together: commit() keeps them, rollback() (or leaving a `with` block by an exception) releases them in reverse order, leaving the cluster exactly as before. Leaving a `with` block normally commits.
+    """
+    def __enter__(self) -> Transaction:
+        ...
+    def __exit__(self, arg0: typing.Any, arg1: typing.Any, arg2: typing.Any) -> bool:
+        ...
+    def __init__(self, cluster: typing.Any) -> None:
+        ...
+    def commit(self) -> None:
+        ...
+    @typing.overload
+    def place(self, scheduler: Scheduler, pod: Pod) -> ScheduleResult:
+        """
+        schedule_one, then reserve the decision inside the transaction.
+        """
+    @typing.overload
+    def place(self, scheduler: SeedStaticScheduler, pod: Pod) -> ScheduleResult:
+        ...
+    def reserve(self, pod: Pod, binding: Binding) -> None:
+        ...
+    def rollback(self) -> None:
+        ...
+    @property
+    def open(self) -> bool:
+        ...
+    @property
+    def size(self) -> int:
+        ...
+class NodeFeatures:
+    """
+    Node features as numpy arrays, one entry per node (in the order of `node`): what a scorer written in Python receives. Arrays are fresh copies for every call.
+    """
+    def __len__(self) -> int:
+        ...
+    @property
+    def cpu_allocated(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        milli-cores requested by placed pods (int64)
+        """
+    @property
+    def cpu_capacity(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        milli-cores (int64)
+        """
+    @property
+    def cpu_used(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        measured CPU usage fraction, 0 without load (float64)
+        """
+    @property
+    def gpu_count(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        GPU devices (int64)
+        """
+    @property
+    def gpu_full_free(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        devices with their whole share free (int64)
+        """
+    @property
+    def gpu_mem_free_mib(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        free GPU memory summed over devices (int64)
+        """
+    @property
+    def gpu_mem_total_mib(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        GPU memory summed over devices (int64)
+        """
+    @property
+    def gpu_milli_free(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        free GPU share summed over devices (int64)
+        """
+    @property
+    def gpu_milli_free_per_gpu(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        free share per device, shape (nodes, max GPUs), -1 past a node's last device (int64)
+        """
+    @property
+    def gpu_used(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        measured GPU utilisation fraction, 0 without load (float64)
+        """
+    @property
+    def has_load(self) -> numpy.typing.NDArray[numpy.bool]:
+        """
+        whether the node reports measured load (bool)
+        """
+    @property
+    def mem_used(self) -> numpy.typing.NDArray[numpy.float64]:
+        """
+        measured memory usage fraction, 0 without load (float64)
+        """
+    @property
+    def memory_allocated(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        MiB (int64)
+        """
+    @property
+    def memory_capacity(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        MiB (int64)
+        """
+    @property
+    def node(self) -> numpy.typing.NDArray[numpy.int64]:
+        """
+        node index in the cluster (int64)
+        """
+def _parse_config(text: str, source: str, python_scores: dict) -> Config:
+    """
+    Parses a KubeSchedulerConfiguration (use gpusched.load_config). Errors raise ConfigFileError with file:line.
+    """
+__version__: str = '0.1.0'

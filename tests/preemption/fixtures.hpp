@@ -1,0 +1,48 @@
+// Shared set-up for the preemption tests: a bound_cluster of GPU nodes and a two-check profile.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gpusched/core/bound_cluster.hpp"
+#include "gpusched/preemption/preemption.hpp"
+#include "gpusched/preflight/gpu_check.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
+#include "gpusched/profile/static_profile.hpp"
+#include "support/builders.hpp"
+
+namespace fx {
+
+using cluster = gpusched::bound_cluster<>;
+
+inline auto fit_profile() {
+  return gpusched::make_profile(gpusched::checks(gpusched::gpu_check{}, gpusched::resource_fit{}), gpusched::scores());
+}
+using profile = decltype(fit_profile());
+using preemptor = gpusched::preemptor<cluster, profile>;
+
+inline gpusched::node_index add_node(cluster& c, const std::string& name, int gpus, gpusched::milli cpu = 64000,
+                                     gpusched::mib mem = 262144) {
+  return c.base().add_node(testing::gpu_node(name, cpu, mem, gpus));
+}
+
+// Binds p on node n's devices `gpus`, started at `start`.
+inline gpusched::pod_id run(cluster& c, const gpusched::pod& p, gpusched::node_index n, gpusched::gpu_set gpus,
+                            double start) {
+  return c.bind(p, gpusched::make_binding(p, n, gpus), start);
+}
+
+// A whole-GPU pod of `gpus` devices.
+inline gpusched::pod gpu_pod(const std::string& name, int priority, int gpus, bool prod = false) {
+  auto b = gpusched::make_pod(name).cpu(1000).memory(1024).gpus(gpus).priority(priority);
+  if (prod) b.prod();
+  return b;
+}
+
+inline std::vector<std::string> victim_names(const gpusched::preemption_result& r) {
+  std::vector<std::string> v;
+  for (const auto& x : r.victims) v.push_back(x.spec.name);
+  return v;
+}
+
+}  // namespace fx

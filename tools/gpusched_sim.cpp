@@ -1,0 +1,431 @@
+// gpusched-sim: replay the Alibaba openb trace (or any trace in its format) with the FGD paper's
+// baselines and gpusched's own policy, in parallel over seeds and policies.
+//
+//   gpusched-sim                                   # default trace, all 7 policies, seeds 42-51
+//   gpusched-sim --policy FGD,gpusched --seeds 42-44 --output-json out.json
+//   gpusched-sim --mode dynamic --policy FGD --time-scale 1
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
+#include "gpusched/sim/dynamic.hpp"
+#include "gpusched/sim/paper.hpp"
+#include "gpusched/sim/policies.hpp"
+#include "gpusched/sim/trace.hpp"
+
+namespace {
+
+using namespace gpusched;
+using json = nlohmann::json;
+
+#ifndef GPUSCHED_SOURCE_DIR
+#define GPUSCHED_SOURCE_DIR "."
+#endif
+
+std::string default_data(const char* file) {
+  const std::filesystem::path here = std::filesystem::path("data/openb") / file;
+  if (std::filesystem::exists(here)) return here.string();
+  return (std::filesystem::path(GPUSCHED_SOURCE_DIR) / "data/openb" / file).string();
+}
+
+std::vector<std::uint64_t> parse_seeds(const std::string& text) {
+  std::vector<std::uint64_t> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    const auto dash = item.find('-');
+    try {
+      if (dash == std::string::npos) {
+        out.push_back(std::stoull(item));
+      } else {
+        const std::uint64_t a = std::stoull(item.substr(0, dash)), b = std::stoull(item.substr(dash + 1));
+        if (b < a || b - a > 100000) throw std::invalid_argument("range");
+        for (std::uint64_t s = a; s <= b; ++s) out.push_back(s);
+      }
+    } catch (const std::exception&) {
+      throw CLI::ValidationError("--seeds", "'" + item + "' is not a seed or a range like 42-51");
+    }
+  }
+  if (out.empty()) throw CLI::ValidationError("--seeds", "no seed given");
+  return out;
+}
+
+std::vector<sim::policy_kind> parse_policies(const std::string& text) {
+  std::vector<sim::policy_kind> out;
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item == "all") {
+      for (const auto& p : sim::policies) out.push_back(p.kind);
+      continue;
+    }
+    const auto k = sim::find_policy(item);
+    if (!k) {
+      std::string names;
+      for (const auto& p : sim::policies) names += std::string(names.empty() ? "" : ", ") + std::string(p.name);
+      throw CLI::ValidationError("--policy", "unknown policy '" + item + "' (known: " + names + ", all)");
+    }
+    if (std::find(out.begin(), out.end(), *k) == out.end()) out.push_back(*k);
+  }
+  return out;
+}
+
+struct task {
+  sim::policy_kind policy;
+  std::uint64_t seed;
+};
+using outcome = std::variant<std::monostate, sim::paper_result, sim::dynamic_result>;
+
+// "[=========>          ] 23/70 runs, 12.3 s"
+class progress_bar {
+ public:
+  progress_bar(std::size_t total, bool enabled) : total_(total), enabled_(enabled), start_(clock::now()) {}
+  void done(const std::string& what) {
+    std::lock_guard<std::mutex> lock(m_);
+    ++n_;
+    if (!enabled_) return;
+    constexpr int width = 30;
+    const int filled = static_cast<int>(width * n_ / std::max<std::size_t>(total_, 1));
+    const double secs = std::chrono::duration<double>(clock::now() - start_).count();
+    std::fprintf(stderr, "\r[%s%s] %zu/%zu runs, %.1f s (%s)   ",
+                 std::string(static_cast<std::size_t>(filled), '=').c_str(),
+                 std::string(static_cast<std::size_t>(width - filled), ' ').c_str(), n_, total_, secs, what.c_str());
+    if (n_ == total_) std::fprintf(stderr, "\n");
+    std::fflush(stderr);
+  }
+
+ private:
+  using clock = std::chrono::steady_clock;
+  std::size_t total_, n_ = 0;
+  bool enabled_;
+  clock::time_point start_;
+  std::mutex m_;
+};
+
+struct stats {
+  double mean = 0, sd = 0;
+};
+stats mean_sd(const std::vector<double>& v) {
+  stats s;
+  if (v.empty()) return s;
+  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  double acc = 0;
+  for (double x : v) acc += (x - s.mean) * (x - s.mean);
+  s.sd = v.size() > 1 ? std::sqrt(acc / static_cast<double>(v.size() - 1)) : 0.0;
+  return s;
+}
+
+json paper_json(const sim::paper_result& r, int max_pct) {
+  json j;
+  j["policy"] = r.policy;
+  j["seed"] = r.seed;
+  const auto curve = r.curve(max_pct);
+  json arrived = json::array(), alloc = json::array(), frag = json::array(), ratio = json::array();
+  for (const auto& b : curve) {
+    arrived.push_back(b.arrived_pct);
+    alloc.push_back(std::round(b.allocation_pct * 1e4) / 1e4);
+    frag.push_back(std::round(b.frag_amount_pct * 1e4) / 1e4);
+    ratio.push_back(std::round(b.frag_ratio_pct * 1e4) / 1e4);
+  }
+  j["arrived_pct"] = arrived;
+  j["allocation_pct"] = alloc;
+  j["frag_amount_pct"] = frag;
+  j["frag_ratio_pct"] = ratio;
+  j["allocation_pct_at_tune"] = curve.empty() ? 0.0 : curve.back().allocation_pct;
+  j["final_arrived_pct"] = r.final_arrived_pct();
+  j["final_allocation_pct"] = r.final_allocation_pct();
+  j["final_frag_amount_pct"] = r.final_frag_amount_pct();
+  j["final_frag_ratio_pct"] = r.final_frag_ratio_pct();
+  j["pods_arrived"] = r.pods_arrived;
+  j["failed_pods"] = r.pods_failed;
+  j["failed_by_shape"] = r.failed_by_shape;
+  j["seconds"] = r.seconds;
+  return j;
+}
+
+json dynamic_json(const sim::dynamic_result& r) {
+  json j;
+  j["policy"] = r.policy;
+  j["seed"] = r.seed;
+  json t = json::array(), alloc = json::array(), running = json::array(), pending = json::array(), frag = json::array();
+  const double cap = static_cast<double>(r.gpu_capacity);
+  for (const auto& s : r.samples) {
+    t.push_back(std::round(static_cast<double>(s.time) / 86400.0 * 1e4) / 1e4);
+    alloc.push_back(std::round(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0 * 1e4) / 1e4);
+    running.push_back(s.running);
+    pending.push_back(s.pending);
+    frag.push_back(std::round(s.frag_gpu_milli / cap * 100.0 * 1e4) / 1e4);
+  }
+  j["time_days"] = t;
+  j["allocation_pct"] = alloc;
+  j["running_pods"] = running;
+  j["pending_pods"] = pending;
+  j["frag_amount_pct"] = frag;
+  j["window_days"] = r.days();
+  j["time_weighted_allocation_pct"] = r.time_weighted_allocation_pct;
+  j["time_weighted_pending_pods"] = r.time_weighted_pending;
+  j["max_pending_pods"] = r.max_pending;
+  j["queueing_delay_s"] = {
+      {"mean", r.mean_delay}, {"p50", r.p50_delay}, {"p95", r.p95_delay}, {"p99", r.p99_delay}, {"max", r.max_delay}};
+  j["pods"] = r.pods;
+  j["placed_pods"] = r.placed;
+  j["placed_after_wait"] = r.placed_after_wait;
+  j["failed_pods"] = r.withdrawn;  // withdrawn while waiting
+  j["withdrawn_by_shape"] = r.withdrawn_by_shape;
+  j["seconds"] = r.seconds;
+  return j;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"gpusched-sim: replay a GPU cluster trace with the FGD paper's baselines and gpusched's policy"};
+  std::string nodes_file = default_data("openb_node_list_gpu_node.csv");
+  std::string pods_file = default_data("openb_pod_list_default.csv");
+  std::string policy_text = "all", seeds_text = "42-51", output_json, mode = "paper";
+  double tune = 1.3, time_scale = 1.0;
+  unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
+  bool progress = isatty(STDERR_FILENO) != 0, quiet = false, list = false;
+  app.add_option("--nodes", nodes_file, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
+      ->check(CLI::ExistingFile)
+      ->capture_default_str();
+  app.add_option("--pods", pods_file, "pod list CSV (openb format)")->check(CLI::ExistingFile)->capture_default_str();
+  app.add_option("--policy", policy_text, "policies, comma-separated, or 'all'")->capture_default_str();
+  app.add_option("--seeds", seeds_text, "seeds: 42-51, or 42,43,50")->capture_default_str();
+  app.add_option("--tune", tune, "paper mode: GPU demand as a multiple of cluster GPU capacity")
+      ->check(CLI::Range(0.0, 100.0))
+      ->capture_default_str();
+  app.add_option("--jobs,-j", jobs, "parallel runs (threads)")->check(CLI::Range(1U, 1024U))->capture_default_str();
+  app.add_option("--output-json", output_json, "write every run (series and final metrics) to this file");
+  app.add_option("--mode", mode, "paper (arrivals only, the FGD protocol) or dynamic (creation/deletion times)")
+      ->check(CLI::IsMember({"paper", "dynamic"}))
+      ->capture_default_str();
+  app.add_option("--time-scale", time_scale, "dynamic mode: divide arrival times by this (>= 1) to raise the load")
+      ->check(CLI::Range(1.0, 1e9))
+      ->capture_default_str();
+  app.add_flag("--progress,!--no-progress", progress, "progress bar on stderr (default: when stderr is a terminal)");
+  app.add_flag("--quiet,-q", quiet, "no summary table");
+  app.add_flag("--list-policies", list, "list the policies and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (list) {
+    for (const auto& p : sim::policies)
+      std::printf("%-14s %s\n", std::string(p.name).c_str(), std::string(p.summary).c_str());
+    return 0;
+  }
+  std::vector<sim::policy_kind> kinds;
+  std::vector<std::uint64_t> seeds;
+  try {
+    kinds = parse_policies(policy_text);
+    seeds = parse_seeds(seeds_text);
+  } catch (const CLI::Error& e) {
+    return app.exit(e);
+  }
+
+  sim::trace t;
+  try {
+    t = sim::trace::load(nodes_file, pods_file);
+    if (mode == "dynamic" && !t.has_times()) {
+      std::fprintf(stderr, "error: %s has no creation/deletion times; dynamic mode needs the 11-column format\n",
+                   pods_file.c_str());
+      return 2;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+
+  std::vector<task> tasks;
+  for (const auto k : kinds) {
+    for (const auto s : seeds) tasks.push_back({k, s});
+  }
+  std::vector<outcome> results(tasks.size());
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::string failure;
+  std::mutex failure_m;
+  progress_bar bar(tasks.size(), progress);
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < tasks.size();) {
+      const task& tk = tasks[i];
+      try {
+        const std::string name(sim::policy_name(tk.policy));
+        if (mode == "paper") {
+          sim::paper_options o;
+          o.seed = tk.seed;
+          o.tune = tune;
+          o.ties = sim::policy_ties(tk.policy);
+          results[i] = sim::with_policy(tk.policy, t.typical, tk.seed,
+                                        [&](auto prof) { return sim::run_paper(t, std::move(prof), o, name); });
+        } else {
+          sim::dynamic_options o;
+          o.seed = tk.seed;
+          o.time_scale = time_scale;
+          o.ties = sim::policy_ties(tk.policy);
+          results[i] = sim::with_policy(tk.policy, t.typical, tk.seed,
+                                        [&](auto prof) { return sim::run_dynamic(t, std::move(prof), o, name); });
+        }
+        bar.done(name + " seed " + std::to_string(tk.seed));
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(failure_m);
+        failure = e.what();
+        failed = true;
+        next = tasks.size();
+      }
+    }
+  };
+  const auto wall = std::chrono::steady_clock::now();
+  std::vector<std::thread> pool;
+  const unsigned nthreads = static_cast<unsigned>(std::min<std::size_t>(jobs, tasks.size()));
+  for (unsigned i = 0; i < nthreads; ++i) pool.emplace_back(worker);
+  for (auto& th : pool) th.join();
+  const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
+  if (failed) {
+    std::fprintf(stderr, "error: %s\n", failure.c_str());
+    return 2;
+  }
+
+  const int max_pct = static_cast<int>(std::lround(tune * 100));
+  const bool default_trace = pods_file.find("openb_pod_list_default.csv") != std::string::npos &&
+                             nodes_file.find("openb_node_list_gpu_node.csv") != std::string::npos &&
+                             std::fabs(tune - 1.3) < 1e-9;
+  json out;
+  out["tool"] = "gpusched-sim";
+  out["version"] = GPUSCHED_VERSION_STRING;
+  out["mode"] = mode;
+  out["nodes_file"] = nodes_file;
+  out["pods_file"] = pods_file;
+  out["seeds"] = seeds;
+  if (mode == "paper") out["tune"] = tune;
+  if (mode == "dynamic") out["time_scale"] = time_scale;
+  out["gpu_capacity_milli"] = t.gpu_milli_capacity;
+  out["runs"] = json::array();
+  json summary = json::array();
+
+  if (mode == "paper") {
+    if (!quiet) {
+      std::printf("%s, %zu pods, %zu nodes (%lld GPUs), tune %.2f, seeds %s: GPU allocation at %d%% arrived\n",
+                  pods_file.c_str(), t.pods.size(), t.nodes.size(), static_cast<long long>(t.gpu_milli_capacity / 1000),
+                  tune, seeds_text.c_str(), max_pct);
+      std::printf("%-14s %4s  %-15s %9s %7s  %11s  %9s  %9s  %11s  %6s\n", "policy", "runs", "alloc % (sd)",
+                  "published", "diff", "unalloc %", "frag amt %", "frag ratio", "failed pods", "s/run");
+    }
+    double fgd_unalloc = -1;
+    for (const auto k : kinds) {
+      std::vector<double> at, frag, ratio, failed_pods, secs;
+      for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (tasks[i].policy != k) continue;
+        const auto& r = std::get<sim::paper_result>(results[i]);
+        const auto curve = r.curve(max_pct);
+        at.push_back(curve.empty() ? r.final_allocation_pct() : curve.back().allocation_pct);
+        frag.push_back(r.final_frag_amount_pct());
+        ratio.push_back(r.final_frag_ratio_pct());
+        failed_pods.push_back(static_cast<double>(r.pods_failed));
+        secs.push_back(r.seconds);
+        out["runs"].push_back(paper_json(r, max_pct));
+      }
+      const auto& info = sim::info(k);
+      const stats a = mean_sd(at);
+      if (k == sim::policy_kind::fgd) fgd_unalloc = 100 - a.mean;
+      json sj{{"policy", std::string(info.name)},
+              {"runs", at.size()},
+              {"allocation_pct_mean", a.mean},
+              {"allocation_pct_sd", a.sd},
+              {"unallocated_pct_mean", 100 - a.mean},
+              {"frag_amount_pct_mean", mean_sd(frag).mean},
+              {"frag_ratio_pct_mean", mean_sd(ratio).mean},
+              {"failed_pods_mean", mean_sd(failed_pods).mean},
+              {"seconds_per_run", mean_sd(secs).mean}};
+      if (default_trace && info.paper_allocation_pct > 0) sj["published_allocation_pct"] = info.paper_allocation_pct;
+      summary.push_back(sj);
+      if (!quiet) {
+        char pub[32] = "-", diff[32] = "-";
+        if (default_trace && info.paper_allocation_pct > 0) {
+          std::snprintf(pub, sizeof pub, "%.2f", info.paper_allocation_pct);
+          std::snprintf(diff, sizeof diff, "%+.2f", a.mean - info.paper_allocation_pct);
+        }
+        char alloc[32];
+        std::snprintf(alloc, sizeof alloc, "%.2f (%.2f)", a.mean, a.sd);
+        std::printf("%-14s %4zu  %-15s %9s %7s  %11.2f  %9.2f  %9.2f  %11.0f  %6.2f\n", std::string(info.name).c_str(),
+                    at.size(), alloc, pub, diff, 100 - a.mean, mean_sd(frag).mean, mean_sd(ratio).mean,
+                    mean_sd(failed_pods).mean, mean_sd(secs).mean);
+      }
+    }
+    if (!quiet && fgd_unalloc > 0) {
+      for (const auto& sj : summary) {
+        if (sj["policy"] == "gpusched") {
+          const double u = sj["unallocated_pct_mean"].get<double>();
+          std::printf("gpusched leaves %.2f%% of GPU capacity unallocated, %.1f%% less than FGD's %.2f%%.\n", u,
+                      (1 - u / fgd_unalloc) * 100, fgd_unalloc);
+        }
+      }
+    }
+  } else {
+    if (!quiet) {
+      std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s\n", pods_file.c_str(),
+                  t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str());
+      std::printf("%-14s %4s  %12s  %12s  %10s  %10s  %10s  %8s  %9s  %6s\n", "policy", "runs", "tw alloc %",
+                  "tw pending", "delay mean", "delay p95", "delay max", "waited", "withdrawn", "s/run");
+    }
+    for (const auto k : kinds) {
+      std::vector<double> tw, twp, dm, d95, dmax, waited, withdrawn, secs;
+      for (std::size_t i = 0; i < tasks.size(); ++i) {
+        if (tasks[i].policy != k) continue;
+        const auto& r = std::get<sim::dynamic_result>(results[i]);
+        tw.push_back(r.time_weighted_allocation_pct);
+        twp.push_back(r.time_weighted_pending);
+        dm.push_back(r.mean_delay);
+        d95.push_back(r.p95_delay);
+        dmax.push_back(r.max_delay);
+        waited.push_back(static_cast<double>(r.placed_after_wait));
+        withdrawn.push_back(static_cast<double>(r.withdrawn));
+        secs.push_back(r.seconds);
+        out["runs"].push_back(dynamic_json(r));
+      }
+      const std::string name(sim::policy_name(k));
+      summary.push_back({{"policy", name},
+                         {"runs", tw.size()},
+                         {"time_weighted_allocation_pct_mean", mean_sd(tw).mean},
+                         {"time_weighted_pending_mean", mean_sd(twp).mean},
+                         {"delay_mean_s", mean_sd(dm).mean},
+                         {"delay_p95_s", mean_sd(d95).mean},
+                         {"withdrawn_mean", mean_sd(withdrawn).mean}});
+      if (!quiet) {
+        std::printf("%-14s %4zu  %12.3f  %12.3f  %10.1f  %10.1f  %10.1f  %8.0f  %9.0f  %6.2f\n", name.c_str(),
+                    tw.size(), mean_sd(tw).mean, mean_sd(twp).mean, mean_sd(dm).mean, mean_sd(d95).mean,
+                    mean_sd(dmax).mean, mean_sd(waited).mean, mean_sd(withdrawn).mean, mean_sd(secs).mean);
+      }
+    }
+  }
+  if (!quiet) std::printf("%zu runs in %.1f s on %u threads\n", tasks.size(), wall_s, nthreads);
+  out["summary"] = summary;
+  out["wall_seconds"] = wall_s;
+  if (!output_json.empty()) {
+    std::ofstream f(output_json);
+    if (!f) {
+      std::fprintf(stderr, "error: cannot write %s\n", output_json.c_str());
+      return 2;
+    }
+    f << out.dump(1) << '\n';
+  }
+  return 0;
+}
