@@ -35,6 +35,7 @@
 #include <Eigen/Core>
 
 #include "gpusched/batch/checks.hpp"
+#include "gpusched/batch/fgd_plugin.hpp"
 #include "gpusched/batch/node_table.hpp"
 #include "gpusched/batch/plugin.hpp"
 #include "gpusched/batch/pod_table.hpp"
