@@ -33,6 +33,38 @@ TEST_CASE("formula.reciprocal_division equals integer division: exhaustive for s
   CHECK(wrong == 0);
 }
 
+// least_requested_prepared against Kubernetes' leastRequestedScore in integers (least_requested,
+// checked against upstream's own expected values in tests/scoring): the batch form must agree on
+// every input of the domain, requests above capacity and no capacity included.
+static std::int64_t prepared_form(std::int64_t base, std::int64_t request, std::int64_t capacity) {
+  const double free_scaled = static_cast<double>((capacity - base) * formula::max_score) + 0.5;
+  const double rcp = capacity == 0 ? 0.0 : 1.0 / static_cast<double>(capacity);
+  return static_cast<std::int64_t>(
+      formula::least_requested_prepared(free_scaled, static_cast<double>(request * formula::max_score), rcp));
+}
+
+TEST_CASE("formula.least_requested_prepared equals leastRequestedScore: exhaustive small, random up to 2^40") {
+  std::int64_t wrong = 0;
+  for (std::int64_t cap = 0; cap <= 120; ++cap) {
+    for (std::int64_t base = 0; base <= 130; ++base) {
+      for (std::int64_t req = 0; req <= 130; ++req) wrong += prepared_form(base, req, cap) != formula::least_requested(base + req, cap) ? 1 : 0;
+    }
+  }
+  CHECK(wrong == 0);
+  CHECK(prepared_form(3000, 850, 10000) == 61);  // 6150 * 100 / 10000: the hand-computed LoadAware CPU term
+  CHECK(prepared_form(9000, 2000, 10000) == 0);  // above capacity
+  CHECK(prepared_form(0, 5, 0) == 0);            // no capacity
+  std::mt19937_64 rng(5);
+  const auto lim = static_cast<std::uint64_t>(formula::reciprocal_domain_limit);
+  for (int i = 0; i < 200000; ++i) {
+    const auto cap = static_cast<std::int64_t>(rng() % lim);
+    const auto base = static_cast<std::int64_t>(rng() % (static_cast<std::uint64_t>(cap) + 1));
+    const auto req = static_cast<std::int64_t>(rng() % (lim - static_cast<std::uint64_t>(base)));
+    wrong += prepared_form(base, req, cap) != formula::least_requested(base + req, cap) ? 1 : 0;
+  }
+  CHECK(wrong == 0);
+}
+
 TEST_CASE("formula.reciprocal_division equals integer division: boundaries up to 2^40") {
   std::mt19937_64 rng(1);
   std::int64_t wrong = 0, checked = 0;

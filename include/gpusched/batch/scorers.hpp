@@ -43,16 +43,18 @@ inline void check_weights(const resource_weights& w, const char* plugin) {
 }
 
 // Per node and resource (cpu, memory, GPU milli): a base amount (allocation, or LoadAware's usage),
-// the capacity and its reciprocal, plus the reciprocal of the node's weight sum; all doubles that
-// hold integers. The pod adds its request to the base.
+// the capacity and its reciprocal, the free amount prepared for least_requested_prepared
+// ((capacity - base) * 100 + 0.5), plus the reciprocal of the node's weight sum; all doubles that
+// hold integers (or halves). The pod adds its request to the base. 104 bytes per node.
 class resource_columns {
  public:
-  static constexpr std::size_t column_count = 10;
+  static constexpr std::size_t column_count = 13;
 
   struct view {
     const double* base[resource_kinds];
     const double* capacity[resource_kinds];
     const double* rcp[resource_kinds];
+    const double* free_scaled[resource_kinds];
     const double* rcp_weight_sum;
     double weight[resource_kinds];
   };
@@ -62,6 +64,7 @@ class resource_columns {
       base_[r].resize(static_cast<Eigen::Index>(n));
       cap_[r].resize(static_cast<Eigen::Index>(n));
       rcp_[r].resize(static_cast<Eigen::Index>(n));
+      free_scaled_[r].resize(static_cast<Eigen::Index>(n));
       weight_[r] = static_cast<double>(w[r]);
     }
     rcp_w_.resize(static_cast<Eigen::Index>(n));
@@ -74,6 +77,7 @@ class resource_columns {
       base_[r][n] = static_cast<double>(base[r]);
       cap_[r][n] = static_cast<double>(cap[r]);
       rcp_[r][n] = cap[r] == 0 ? 0.0 : 1.0 / static_cast<double>(cap[r]);  // reciprocal_division's rcp
+      free_scaled_[r][n] = static_cast<double>((cap[r] - base[r]) * formula::max_score) + 0.5;
     }
     rcp_w_[n] = wsum == 0 ? 0.0 : 1.0 / static_cast<double>(wsum);
   }
@@ -82,6 +86,7 @@ class resource_columns {
     return {column_of(base_[0].data(), n), column_of(base_[1].data(), n), column_of(base_[2].data(), n),
             column_of(cap_[0].data(), n),  column_of(cap_[1].data(), n),  column_of(cap_[2].data(), n),
             column_of(rcp_[0].data(), n),  column_of(rcp_[1].data(), n),  column_of(rcp_[2].data(), n),
+            column_of(free_scaled_[0].data(), n), column_of(free_scaled_[1].data(), n), column_of(free_scaled_[2].data(), n),
             column_of(rcp_w_.data(), n)};
   }
   [[nodiscard]] view view_with(const std::array<const void*, column_count>& d) const noexcept {
@@ -90,9 +95,10 @@ class resource_columns {
       v.base[r] = static_cast<const double*>(d[static_cast<std::size_t>(r)]);
       v.capacity[r] = static_cast<const double*>(d[static_cast<std::size_t>(3 + r)]);
       v.rcp[r] = static_cast<const double*>(d[static_cast<std::size_t>(6 + r)]);
+      v.free_scaled[r] = static_cast<const double*>(d[static_cast<std::size_t>(9 + r)]);
       v.weight[r] = weight_[r];
     }
-    v.rcp_weight_sum = static_cast<const double*>(d[9]);
+    v.rcp_weight_sum = static_cast<const double*>(d[12]);
     return v;
   }
   [[nodiscard]] view host_view() const noexcept {
@@ -103,7 +109,7 @@ class resource_columns {
   }
 
  private:
-  column<double> base_[resource_kinds], cap_[resource_kinds], rcp_[resource_kinds], rcp_w_;
+  column<double> base_[resource_kinds], cap_[resource_kinds], rcp_[resource_kinds], free_scaled_[resource_kinds], rcp_w_;
   double weight_[resource_kinds] = {0, 0, 0};
   resource_weights weights_{};
 };
@@ -121,7 +127,28 @@ inline void allocation_of(const node_table& t, node_index n, std::int64_t (&allo
 
 struct request_args {
   double request[resource_kinds];
+  double request_scaled[resource_kinds];  // request * 100, for least_requested_prepared
 };
+
+inline request_args make_request_args(double cpu, double mem, double gpu) noexcept {
+  const double m = static_cast<double>(formula::max_score);
+  return {{cpu, mem, gpu}, {cpu * m, mem * m, gpu * m}};
+}
+
+// LeastAllocated's (and LoadAware's) weighted mean, every per-node part prepared: the same sum and
+// division as formula::least_requested_mean with reciprocal_division (a resource without capacity
+// scores 0, so it adds nothing, as there; a node whose weight sum is 0 has reciprocal 0, hence 0).
+template <class T>
+GPUSCHED_BATCH_INLINE GPUSCHED_HD T least_requested_mean_prepared(const resource_columns::view& v, const request_args& a,
+                                                                  std::uint32_t n) noexcept {
+  using io = lane_io<T>;
+  T sum{};
+  for (int r = 0; r < resource_kinds; ++r) {
+    sum += formula::splat<T>(v.weight[r]) *
+           formula::least_requested_prepared(io::load(v.free_scaled[r], n), formula::splat<T>(a.request_scaled[r]), io::load(v.rcp[r], n));
+  }
+  return formula::reciprocal_division<T>{io::load(v.rcp_weight_sum, n)}(sum, T{});
+}
 
 // The inputs of least/most_requested_mean at node n (or at simd_lanes nodes from n): requested =
 // base + the pod's request, the capacities, a reciprocal division per resource and one for the
@@ -177,17 +204,17 @@ struct node_resources_batch {
   // usage_with(c, p, n, weights.gpu != 0): the pod's request added to the node's allocation.
   static pod_args make_pod_args(const Plugin& s, const prepared&, const pod_table& pods, std::size_t i) noexcept {
     const auto k = static_cast<Eigen::Index>(i);
-    return {{static_cast<double>(pods.cpu_milli()[k]), static_cast<double>(pods.memory_mib()[k]),
-             s.weights.gpu != 0 ? static_cast<double>(pods.gpu_milli_total(i)) : 0.0}};
+    return make_request_args(static_cast<double>(pods.cpu_milli()[k]), static_cast<double>(pods.memory_mib()[k]),
+                             s.weights.gpu != 0 ? static_cast<double>(pods.gpu_milli_total(i)) : 0.0);
   }
 
   // One node (T = double) or simd_lanes nodes (T = simd_double) from n.
   template <class T>
   GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
-    const resource_inputs<T> in(v, a.request, n);
     if constexpr (Least) {
-      return formula::least_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
+      return least_requested_mean_prepared<T>(v, a, n);
     } else {
+      const resource_inputs<T> in(v, a.request, n);
       return formula::most_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
     }
   }
@@ -243,15 +270,14 @@ struct batch_plugin<load_aware> {
   // load_aware::estimated_request: cpu 85%, memory 70%, GPU milli 100% of the request.
   static pod_args make_pod_args(const load_aware&, const prepared&, const pod_table& pods, std::size_t i) noexcept {
     const auto k = static_cast<Eigen::Index>(i);
-    return {{static_cast<double>(formula::estimated_usage(pods.cpu_milli()[k], formula::estimated_cpu_factor)),
-             static_cast<double>(formula::estimated_usage(pods.memory_mib()[k], formula::estimated_memory_factor)),
-             static_cast<double>(pods.gpu_milli_total(i))}};
+    return detail::make_request_args(static_cast<double>(formula::estimated_usage(pods.cpu_milli()[k], formula::estimated_cpu_factor)),
+                                     static_cast<double>(formula::estimated_usage(pods.memory_mib()[k], formula::estimated_memory_factor)),
+                                     static_cast<double>(pods.gpu_milli_total(i)));
   }
 
   template <class T>
   GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
-    const detail::resource_inputs<T> in(v, a.request, n);
-    return formula::least_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
+    return detail::least_requested_mean_prepared<T>(v, a, n);
   }
   GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     return static_cast<std::int32_t>(score_as<double>(v, a, n));

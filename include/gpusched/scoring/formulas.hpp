@@ -85,6 +85,20 @@ GPUSCHED_HD constexpr std::int64_t least_requested(std::int64_t requested, std::
   return least_requested_with(requested, capacity, integer_division{});
 }
 
+// leastRequestedScore as the batch engines evaluate it per (pod, node) pair, the node's part
+// prepared once: free_scaled = (capacity - base) * 100 + 0.5, request_scaled = request * 100,
+// rcp = 1 / capacity (0 for no capacity). On the reciprocal domain (every value below 2^52, so exact
+// in a double) it equals least_requested_with(base + request, capacity, reciprocal_division{rcp}):
+// free_scaled - request_scaled is exactly (capacity - requested) * 100 + 0.5, reciprocal_division's
+// numerator; a negative free amount (requested above capacity) becomes 0.5, whose quotient
+// truncates to 0 as the upstream 0 does; no capacity has rcp 0, hence 0.
+template <class T>
+GPUSCHED_HD constexpr T least_requested_prepared(T free_scaled, T request_scaled, T rcp) noexcept {
+  const T x = free_scaled - request_scaled;
+  const T half = splat<T>(0.5);
+  return number_traits<T>::truncate((x > half ? x : half) * rcp);
+}
+
 // kubernetes pkg/scheduler/framework/plugins/noderesources/most_allocated.go, mostRequestedScore
 // (pods with no requests get minimum values; requested above capacity counts as capacity).
 template <class T, class Divide>
