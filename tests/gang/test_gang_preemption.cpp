@@ -15,6 +15,7 @@
 #include "gpusched/preflight/gpu_check.hpp"
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
+#include "gpusched/queue/scheduling_queue.hpp"
 #include "support/builders.hpp"
 
 using namespace gpusched;
@@ -231,6 +232,16 @@ TEST_CASE("gang.preemption.gang_from_pods: roles from shapes, the minimum from g
   CHECK(g.spec.roles[1].min_count == 2);  // 4 pods, minimum 3: the workers absorb the one optional pod
   CHECK(g.spec.roles[1].desired_count == 3);
   CHECK(g.member(member_binding{1, 2, {}}).name == "w2");
+
+  // A queue unit: the gang is popped once gang_min_members of it have arrived.
+  scheduling_queue q;
+  for (std::size_t i = 0; i < 3; ++i) q.push(u[i], 50.0);
+  const auto unit = q.pop(50.0);
+  REQUIRE(unit.has_value());
+  const pod_gang from_queue = gang_from_pods(unit->pods);
+  REQUIRE(from_queue.spec.roles.size() == 2);
+  CHECK(from_queue.spec.roles[1].min_count == 2);  // w0, w1: both needed (3 of 3 arrived)
+  CHECK(from_queue.spec.min_members() == 3);
   std::vector<const pod*> ptrs = {&u[1], &u[2]};
   CHECK_THROWS_WITH_AS(gang_from_pods(std::span<const pod* const>(ptrs)), "gang 't'.pods: 2 pods given, gang_min_members is 3",
                        invalid_argument_error);
