@@ -109,6 +109,14 @@ TEST_CASE("gang.preemption.the fewest victims: one 8-GPU pod rather than eight 1
   c.bind(gpu_pod("big", 1, 8), make_binding(gpu_pod("big", 1, 8), 1, 0xFF), 0.0);
   const pod_gang pg = name_members(workers("t", 5, 2, 4));
   gpre pre(fit_profile());
+  // Offered only the e pods, the gang needs all eight of them (any one left leaves 7 GPUs on n0).
+  std::vector<pod_id> offered;
+  for (int i = 0; i < 8; ++i) offered.push_back(c.find("e" + std::to_string(i))->id);
+  const gang_preemption_result only_e = pre.plan(c, pg.spec, 200.0, nullptr, offered);
+  REQUIRE(only_e.found);
+  CHECK(only_e.victims.size() == 8);
+  CHECK(only_e.candidate_units == 8);
+
   const gang_preemption_result r = pre.preempt(c, pg, 200.0);
   REQUIRE(r.found);
   CHECK(names(r) == std::vector<std::string>{"big"});
