@@ -20,6 +20,8 @@
 #include "gpusched/eviction/eviction_plan.hpp"
 #include "gpusched/eviction/leak_detector.hpp"
 #include "gpusched/gang/coordinator.hpp"
+#include "gpusched/gang/gang_pods.hpp"
+#include "gpusched/gang/gang_preemption.hpp"
 #include "gpusched/gang/nvlink_selector.hpp"
 #include "gpusched/overcommit/overcommit_fit.hpp"
 #include "gpusched/overcommit/overcommit_policy.hpp"
