@@ -173,3 +173,36 @@ TEST_CASE("scale_up: replicas submitted later count in the success denominator a
   CHECK(a.throughput_qps == b.throughput_qps);  // determinism per seed
   CHECK(a.p99_ms == b.p99_ms);
 }
+
+TEST_CASE("the preemption budget protects a job preempted once (k = 1) so that it can run") {
+  // One node of 8 GPUs, members one by one, priority order. Job a (8 GPUs, priority 2, 10000 s)
+  // starts at t = 0. Job b (8 GPUs, priority 3, 600 s) arrives at 60 and preempts a (1st); b ends
+  // at 660 and a restarts then. Job c (like b) arrives at 1200. Without a budget c preempts a again
+  // (2 preemptions, 2 restarts, b and c finish by 1800). With k = 1, W = 86400, C = 21600: a has
+  // 1 preemption in (660 - W, 660] and 1200 < 660 + C, so it is protected: c waits, 1 preemption,
+  // 1 restart, only b finishes within the 3000 s run.
+  serving::scenario sc = one_node(0, 3000.0);
+  serving::training_config a = job(1, 8, 32000, 10000.0), b = job(1, 8, 32000, 600.0);
+  a.name = "a";
+  a.priority = 2;
+  b.name = "b";
+  b.priority = 3;
+  b.submit_s = 60.0;
+  serving::training_config c = b;
+  c.name = "c";
+  c.submit_s = 1200.0;
+  sc.training = {a, b, c};
+  const serving::latency_model lm = serving::make_latency_model(sc);
+  profile_wiring free_for_all = kube_default_wiring();
+  const run_metrics n = run_once(sc, lm, free_for_all, 1);
+  CHECK(n.preemptions == 2.0);
+  CHECK(n.jobs_restarted == 2.0);
+  CHECK(n.jobs_finished == 2.0);
+  profile_wiring budgeted = kube_default_wiring();
+  budgeted.preemption_budget = true;
+  budgeted.budget = budget_options{1, 86400.0, 21600.0, true};
+  const run_metrics g = run_once(sc, lm, budgeted, 1);
+  CHECK(g.preemptions == 1.0);
+  CHECK(g.jobs_restarted == 1.0);
+  CHECK(g.jobs_finished == 1.0);
+}
