@@ -1,6 +1,7 @@
 // BM_SeedScenario (issue 7): the default scenario data/scenarios/seed.yaml (16 nodes, one simulated
 // day, both services, training gangs, leaks) under one profile and one seed, end to end: scheduler,
-// serving engine, utilisation sampling. Goal: <= 10 s per run on one core. Arg 0 = kube-default,
+// serving engine, utilisation sampling, and each profile's queue / preemption / overcommit / leak
+// eviction as wired by run_once. Goal: <= 10 s per run on one core. Arg 0 = kube-default,
 // 1 = gpusched.
 #include <benchmark/benchmark.h>
 

@@ -4,6 +4,8 @@
 //   gpusched-sim                                   # default trace, all 7 policies, seeds 42-51
 //   gpusched-sim --policy FGD,gpusched --seeds 42-44 --output-json out.json
 //   gpusched-sim --mode dynamic --policy FGD --time-scale 1
+//   gpusched-sim --scenario data/scenarios/seed.yaml --profiles kube-default,gpusched --seeds 1-5 [--json]
+//                                                  # the seed's serving A/B report (docs/experiment.md)
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +33,10 @@
 #include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/policies.hpp"
 #include "gpusched/sim/trace.hpp"
+#if defined(GPUSCHED_SIM_SCENARIO)
+#include "gpusched/sim/experiment/report.hpp"
+#include "gpusched/sim/serving/scenario_yaml.hpp"
+#endif
 
 namespace {
 
@@ -197,6 +203,43 @@ json dynamic_json(const sim::dynamic_result& r) {
 
 }  // namespace
 
+#if defined(GPUSCHED_SIM_SCENARIO)
+// --scenario mode: two (or more) profiles on the same arrival sequences, mean and 95% CI over seeds.
+int run_scenario(const std::string& file, const std::string& profiles, const std::string& seeds_text, bool seeds_given,
+                 double duration, bool as_json) {
+  try {
+    const auto sc = sim::serving::load_scenario(file);
+    std::vector<std::string> names;
+    std::stringstream ss(profiles);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item.empty()) throw invalid_argument_error("--profiles", "empty name in '" + profiles + "'");
+      names.push_back(item);
+    }
+    if (names.empty()) throw invalid_argument_error("--profiles", "no profile given");
+    const auto seeds = seeds_given ? parse_seeds(seeds_text) : sc.seeds;
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto r = sim::experiment::run_ab(sc, names, seeds, duration);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (as_json) {
+      std::fputs(sim::experiment::format_json(r).c_str(), stdout);
+    } else {
+      std::printf("%s: %zu seeds, %.0f s simulated per run, %.1f s wall (%.2f s per run)\n", sc.name.c_str(),
+                  seeds.size(), duration < 0 ? sc.duration_s : duration, wall,
+                  wall / static_cast<double>(seeds.size() * names.size()));
+      std::fputs(sim::experiment::format_table(r).c_str(), stdout);
+    }
+  } catch (const CLI::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
+#endif
+
 int main(int argc, char** argv) {
   CLI::App app{"gpusched-sim: replay a GPU cluster trace with the FGD paper's baselines and gpusched's policy"};
   std::string nodes_file = default_data("openb_node_list_gpu_node.csv");
@@ -225,7 +268,23 @@ int main(int argc, char** argv) {
   app.add_flag("--progress,!--no-progress", progress, "progress bar on stderr (default: when stderr is a terminal)");
   app.add_flag("--quiet,-q", quiet, "no summary table");
   app.add_flag("--list-policies", list, "list the policies and exit");
+#if defined(GPUSCHED_SIM_SCENARIO)
+  std::string scenario_file, profiles_text = "kube-default,gpusched";
+  double duration = -1.0;
+  bool as_json = false;
+  app.add_option("--scenario", scenario_file, "serving scenario YAML: print the A/B report of --profiles instead")
+      ->check(CLI::ExistingFile);
+  app.add_option("--profiles", profiles_text, "scenario mode: profiles, comma-separated (two give a change column)")
+      ->capture_default_str();
+  app.add_option("--duration", duration, "scenario mode: simulated seconds (default: the scenario's duration_s)");
+  app.add_flag("--json", as_json, "scenario mode: JSON (mean and ci95 per metric and profile) instead of the table");
+#endif
   CLI11_PARSE(app, argc, argv);
+#if defined(GPUSCHED_SIM_SCENARIO)
+  if (!scenario_file.empty()) {
+    return run_scenario(scenario_file, profiles_text, seeds_text, app.count("--seeds") > 0, duration, as_json);
+  }
+#endif
 
   if (list) {
     for (const auto& p : sim::policies)

@@ -15,8 +15,21 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
+#include <unordered_map>
+
+#include "gpusched/core/bound_cluster.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/eviction/eviction_plan.hpp"
+#include "gpusched/eviction/leak_detector.hpp"
+#include "gpusched/overcommit/overcommit_fit.hpp"
+#include "gpusched/overcommit/overcommit_policy.hpp"
+#include "gpusched/preemption/preemption.hpp"
+#include "gpusched/preemption/preemption_budget.hpp"
+#include "gpusched/profile/static_profile.hpp"
+#include "gpusched/queue/scheduling_queue.hpp"
 #include "gpusched/gang/gang.hpp"
 #include "gpusched/gang/placement.hpp"
 #include "gpusched/profile/config_yaml.hpp"
@@ -26,51 +39,140 @@
 
 namespace gpusched::sim::experiment {
 
-// How a profile treats gangs, and which scheduler configuration it runs.
+// How a profile treats gangs, which scheduler configuration it runs, and which of the library's
+// mechanisms the driver wires for it. Every switch can be set per profile in the scenario file
+// (profiles[].queue / gangs / preemption / overcommit / leak_eviction; docs/experiment.md).
 struct profile_wiring {
   std::string name;
   std::string config_text;        // a KubeSchedulerConfiguration (first profile used)
   std::string config_source;      // for errors
   bool gang_all_or_nothing = false;  // false: members bound one by one, partial gangs hold GPUs
+  // Pending order: false, priority sort (higher first, then submission order); true, gpusched's
+  // two-tier scheduling_queue (queue/scheduling_queue.hpp) with `queue`.
+  bool two_tier_queue = false;
+  queue_options queue{};
+  // Kubernetes DefaultPreemption (preemption/preemption.hpp) for a pod that fits nowhere; the
+  // library's dev-never-preempts-prod rule always holds. With `preemption_budget`, pods preempted
+  // `budget.max_preemptions` times are protected (preemption/preemption_budget.hpp).
+  bool preemption = false;
+  bool preemption_budget = false;
+  budget_options budget{};
+  // Burstable / BestEffort CPU and memory ceilings (overcommit/overcommit_policy.hpp), permille;
+  // 1000/1000: no overcommit (the profile keeps NodeResourcesFit).
+  overcommit_policy overcommit{};
+  // Planned restart of a replica on a device whose free memory falls steadily (eviction/).
+  bool leak_eviction = false;
+  leak_detector_options leak{};
+  eviction_options eviction{true, 0.10};  // prod Guaranteed replicas are the leakers: allowed
+
+  [[nodiscard]] bool overcommits() const noexcept {
+    return overcommit.burstable.cpu_permille != 1000 || overcommit.burstable.memory_permille != 1000 ||
+           overcommit.best_effort.cpu_permille != 1000 || overcommit.best_effort.memory_permille != 1000;
+  }
 };
 
 // kube-default: LeastAllocated + BalancedAllocation (Kubernetes' default score plugins, equal
 // weights: pkg/scheduler/apis/config/v1/default_plugins.go). GPUCheck stands in for the device
-// plugin's own fit (Kubernetes would not bind a pod to a node without free devices).
+// plugin's own fit (Kubernetes would not bind a pod to a node without free devices). Priority sort,
+// members one by one, Kubernetes preemption without a budget, no overcommit, no leak eviction.
 inline profile_wiring kube_default_wiring() {
-  return profile_wiring{"kube-default",
-                        "apiVersion: kubescheduler.config.k8s.io/v1beta2\n"
-                        "kind: KubeSchedulerConfiguration\n"
-                        "profiles:\n"
-                        "- schedulerName: kube-default\n"
-                        "  plugins:\n"
-                        "    preFilter:\n"
-                        "      enabled:\n"
-                        "      - name: GPUCheck\n"
-                        "    score:\n"
-                        "      enabled:\n"
-                        "      - name: NodeResourcesFit\n"
-                        "        weight: 1\n"
-                        "      - name: NodeResourcesBalancedAllocation\n"
-                        "        weight: 1\n",
-                        "<kube-default>", false};
+  profile_wiring w;
+  w.name = "kube-default";
+  w.config_text =
+      "apiVersion: kubescheduler.config.k8s.io/v1beta2\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "profiles:\n"
+      "- schedulerName: kube-default\n"
+      "  plugins:\n"
+      "    preFilter:\n"
+      "      enabled:\n"
+      "      - name: GPUCheck\n"
+      "    score:\n"
+      "      enabled:\n"
+      "      - name: NodeResourcesFit\n"
+      "        weight: 1\n"
+      "      - name: NodeResourcesBalancedAllocation\n"
+      "        weight: 1\n";
+  w.config_source = "<kube-default>";
+  w.preemption = true;
+  return w;
 }
 
-// Resolves a scenario's profile entry: "kube-default" is built in; anything else needs `config`
-// (a file, resolved against the scenario's folder) and schedules gangs all-or-nothing.
-inline profile_wiring resolve_profile(const serving::scenario& sc, const std::string& name) {
-  if (name == "kube-default") return kube_default_wiring();
-  for (const auto& p : sc.profiles) {
-    if (p.name != name) continue;
-    if (p.config.empty()) throw file_error(sc.file, p.line, "profiles: '" + name + "' needs a config file");
-    const std::string& path = p.config;  // already resolved against the scenario's folder by the loader
-    std::ifstream in(path);
-    if (!in) throw file_error(sc.file, p.line, "profiles: cannot open config '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return profile_wiring{name, ss.str(), path, true};
+// gpusched's defaults beyond its configuration file (issue 7's profile): two-tier queue, gangs all
+// or nothing, preemption with the budget, overcommit 1.2 (overcommit_policy.hpp's
+// seed_overcommit_policy), leak eviction.
+inline void apply_gpusched_defaults(profile_wiring& w) {
+  w.gang_all_or_nothing = true;
+  w.two_tier_queue = true;
+  w.preemption = true;
+  w.preemption_budget = true;
+  w.overcommit = seed_overcommit_policy();
+  w.leak_eviction = true;
+}
+
+namespace detail {
+inline std::int64_t permille(double ratio) { return static_cast<std::int64_t>(std::llround(ratio * 1000.0)); }
+
+// The scenario entry's switches over the profile's defaults; bad values are file_error at its line.
+inline void apply_overrides(profile_wiring& w, const serving::scenario& sc, const serving::profile_config& p) {
+  try {
+    if (p.two_tier_queue) w.two_tier_queue = *p.two_tier_queue;
+    if (p.dev_share_period) w.queue.dev_share_period = *p.dev_share_period;
+    if (p.gang_all_or_nothing) w.gang_all_or_nothing = *p.gang_all_or_nothing;
+    if (p.preemption) w.preemption = *p.preemption;
+    if (p.preemption_budget) {
+      w.preemption_budget = *p.preemption_budget;
+      if (*p.preemption_budget) w.budget = budget_options{p.budget_max_preemptions, p.budget_window_s, p.budget_cooldown_s, true};
+    }
+    if (p.overcommit_cpu || p.overcommit_memory) {
+      const std::int64_t c = permille(p.overcommit_cpu.value_or(1.0)), m = permille(p.overcommit_memory.value_or(1.0));
+      w.overcommit.burstable = qos_ceiling{c, m, 1000};
+      w.overcommit.best_effort = qos_ceiling{c, m, 1000};
+    }
+    if (p.leak_eviction) {
+      w.leak_eviction = *p.leak_eviction;
+      w.leak.window = p.leak_window;
+      w.leak.min_samples = p.leak_min_samples;
+      w.leak.min_slope_mib_per_s = p.leak_min_slope_mib_per_s;
+      w.leak.min_r2 = p.leak_min_r2;
+    }
+    w.queue.validate();
+    w.budget.validate();
+    w.overcommit.validate("overcommit");
+  } catch (const invalid_argument_error& e) {
+    throw file_error(sc.file, p.line, "profiles." + p.name + ": " + e.what());
   }
-  throw invalid_argument_error("profiles", "no profile named '" + name + "' in " + sc.file);
+}
+}  // namespace detail
+
+// Resolves a scenario's profile entry: "kube-default" is built in; anything else needs `config`
+// (a file, resolved against the scenario's folder) and takes gpusched's defaults. The entry's
+// switches (if listed) override either.
+inline profile_wiring resolve_profile(const serving::scenario& sc, const std::string& name) {
+  const serving::profile_config* entry = nullptr;
+  for (const auto& p : sc.profiles) {
+    if (p.name == name) entry = &p;
+  }
+  if (name == "kube-default") {
+    profile_wiring w = kube_default_wiring();
+    if (entry != nullptr) detail::apply_overrides(w, sc, *entry);
+    return w;
+  }
+  if (entry == nullptr) throw invalid_argument_error("profiles", "no profile named '" + name + "' in " + sc.file);
+  const auto& p = *entry;
+  if (p.config.empty()) throw file_error(sc.file, p.line, "profiles: '" + name + "' needs a config file");
+  const std::string& path = p.config;  // already resolved against the scenario's folder by the loader
+  std::ifstream in(path);
+  if (!in) throw file_error(sc.file, p.line, "profiles: cannot open config '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  profile_wiring w;
+  w.name = name;
+  w.config_text = ss.str();
+  w.config_source = path;
+  apply_gpusched_defaults(w);
+  detail::apply_overrides(w, sc, p);
+  return w;
 }
 
 // One run's business metrics.
@@ -83,9 +185,12 @@ struct run_metrics {
   double sched_success_pct = 0.0;   // pods that ran (a worker: its whole gang started) / pods submitted
   double jct_mean_s = 0.0;          // training jobs finished in the period: finish - submit
   double jobs_finished = 0.0;
-  double preemptions = 0.0;
+  double preemptions = 0.0;             // pods preempted (each gang member counts)
   double partial_gang_gpu_hours = 0.0;  // GPUs held by members of gangs that had not started
   double oom_crashes = 0.0;             // replicas killed by a full GPU (leaks), restarted in place
+  double leak_restarts = 0.0;           // planned restarts of leaking replicas (leak eviction)
+  double jobs_restarted = 0.0;          // running training jobs preempted (restarted from scratch)
+  double replicas_pending_s = 0.0;      // replica-seconds submitted but not bound (capacity shortfall)
 };
 
 namespace detail {
@@ -96,8 +201,11 @@ struct pod_rec {
   int replica = -1;  // index within service
   int job = -1;      // >= 0: a worker of this training job
   std::uint64_t seq = 0;
+  double submit = 0.0;  // when it becomes pending
+  bool arrived = false;
   bool bound = false;
   bool ran = false;
+  bool queued = false;  // two-tier queue: holds a ticket
   binding where{};
 };
 
@@ -109,37 +217,76 @@ struct job_rec {
   std::vector<serving::external_id> externals;
 };
 
+// gpusched's profile with NodeResourcesFit's filter disabled, so that overcommit_fit (added by the
+// driver) decides CPU and memory. The text was parsed once as written, so its errors keep their lines.
+inline std::string without_resource_fit(const std::string& text) {
+  YAML::Node root = YAML::Load(text);
+  YAML::Node prof = root["profiles"][0];
+  YAML::Node dis;
+  dis["name"] = "NodeResourcesFit";
+  prof["plugins"]["filter"]["disabled"].push_back(dis);
+  YAML::Emitter em;
+  em << root;
+  return em.c_str();
+}
+
 }  // namespace detail
+
+using experiment_cluster = bound_cluster<in_memory_cluster>;
 
 // Runs one profile on one seed. `duration_s` < 0 uses the scenario's.
 inline run_metrics run_once(const serving::scenario& sc, const serving::latency_model& lm, const profile_wiring& w,
                             std::uint64_t seed, double duration_s = -1.0) {
   using namespace serving;
+  using C = experiment_cluster;
   const double T = duration_s < 0.0 ? sc.duration_s : duration_s;
-  auto cfg = parse_scheduler_config<in_memory_cluster>(w.config_text, w.config_source);
+  auto cfg = parse_scheduler_config<C>(w.config_text, w.config_source);
   if (cfg.profiles.empty()) throw invalid_argument_error("profiles", w.config_source + " has no profile");
+  const bool oc = w.overcommits();
+  if (oc) {  // NodeResourcesFit's filter off, overcommit_fit on (same GPU rule: gpu_check's)
+    cfg = parse_scheduler_config<C>(detail::without_resource_fit(w.config_text), w.config_source);
+    cfg.profiles.front().profile.add_check(overcommit_fit{w.overcommit});
+  }
   auto opts = cfg.profiles.front().options;
   opts.seed = seed;
-  scheduler<in_memory_cluster, dynamic_profile<in_memory_cluster>> sched(cfg.profiles.front().profile, opts);
+  scheduler<C, dynamic_profile<C>> sched(cfg.profiles.front().profile, opts);
   // gpusched's gangs: gang_placer over the same profile (all members reserved, or nothing changed).
-  gang_placer<dynamic_profile<in_memory_cluster>> placer(cfg.profiles.front().profile);
+  gang_placer<dynamic_profile<C>> placer(cfg.profiles.front().profile);
+  // Preemption's what-if runs the fit filters only (Kubernetes' PostFilter re-runs Filter plugins):
+  // CPU, memory and GPU fit under the profile's ceilings (overcommit_fit with no overcommit accepts
+  // exactly what NodeResourcesFit + GPUCheck accept), devices best fit as the profile's selector.
+  auto fit_only = make_profile(checks(overcommit_fit{w.overcommit}), scores());
+  preemption_options po;
+  po.seed = seed;
+  preemptor<C, decltype(fit_only)> pre(fit_only, po);
+  preemption_budget budget(w.budget);
+  preemption_budget* bud = w.preemption_budget ? &budget : nullptr;
+  scheduling_queue queue(w.queue);
+  gpu_memory_monitor monitor(w.leak);
+  w.eviction.validate();
 
   serving_engine e(lm, sc.engine);
   const serving_setup su = populate(e, sc, lm, seed);
-  in_memory_cluster cl;
+  C cl;
   const auto& np = sc.nodes;
   for (int n = 0; n < np.count; ++n) {
     node_spec ns{"node-" + std::to_string(n), np.cpu_milli, np.memory_mib, {}, "rack-0"};
     const int per = np.gpus_per_node / std::max(1, np.nvlink_islands);
     for (int i = 0; i < np.nvlink_islands; ++i) ns.add_gpus(per, np.gpu_model, np.gpu_memory_mib, static_cast<std::int16_t>(i));
-    cl.add_node(ns);
+    cl.base().add_node(ns);
   }
+  queue.set_capacity({np.cpu_milli * np.count, np.memory_mib * np.count,
+                      static_cast<milli>(np.gpus_per_node) * gpu_milli_whole * np.count});
 
   std::vector<detail::pod_rec> pods;
   std::uint64_t seq = 0;
   for (std::size_t i = 0; i < sc.services.size(); ++i) {
-    for (int k = 0; k < sc.services[i].replicas; ++k) {
-      pods.push_back(detail::pod_rec{replica_pod(sc.services[i], k), static_cast<int>(i), k, -1, seq++});
+    const auto& s = sc.services[i];
+    int k = 0;
+    for (; k < s.replicas; ++k) pods.push_back(detail::pod_rec{replica_pod(s, k), static_cast<int>(i), k, -1, seq++, 0.0});
+    for (const auto& st : s.scale_up) {
+      for (int m = 0; m < st.replicas; ++m, ++k)
+        pods.push_back(detail::pod_rec{replica_pod(s, k), static_cast<int>(i), k, -1, seq++, st.at_s});
     }
   }
   const auto jobs_in = expand_training(sc);
@@ -149,34 +296,49 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     jobs[j].duration = jobs_in[j].duration_s;
     for (pod& p : training_pods(jobs_in[j])) {
       jobs[j].pods.push_back(pods.size());
-      pods.push_back(detail::pod_rec{std::move(p), -1, -1, static_cast<int>(j), seq++});
+      pods.push_back(detail::pod_rec{std::move(p), -1, -1, static_cast<int>(j), seq++, jobs_in[j].submit_s});
     }
   }
+  std::unordered_map<std::string, std::size_t> by_name;
+  for (std::size_t i = 0; i < pods.size(); ++i) by_name.emplace(pods[i].p.name, i);
   std::size_t submitted = 0;
-  for (const auto& r : pods) submitted += (r.job < 0 || jobs[static_cast<std::size_t>(r.job)].submit < T) ? 1 : 0;
+  for (const auto& r : pods) submitted += r.submit < T ? 1 : 0;
 
+  run_metrics out;
+  double now = 0.0;
   std::vector<milli> cpu_demand(static_cast<std::size_t>(np.count), 0);
   auto set_cpu = [&](node_index n, milli d) {
     cpu_demand[n] += d;
     e.set_node_cpu_demand(n, cpu_demand[n]);
+    monitor.reset(n);  // the node's tenants changed: a step, not a trend
   };
-  auto bind = [&](detail::pod_rec& r) -> bool {
-    const schedule_result res = sched.place_one(cl, r.p);
-    if (!res) return false;
+  auto replica_of = [&](const detail::pod_rec& r) {
+    return su.replicas[static_cast<std::size_t>(r.service)][static_cast<std::size_t>(r.replica)];
+  };
+  // Records a reservation the cluster already holds.
+  auto on_bound = [&](detail::pod_rec& r, const binding& b) {
     r.bound = true;
-    r.where = res.where;
-    set_cpu(res.where.node, r.p.cpu_milli);
-    return true;
+    r.where = b;
+    set_cpu(b.node, r.p.cpu_milli);
+    if (r.service >= 0) {
+      r.ran = true;
+      e.place_replica(replica_of(r), e.slot(b.node, std::countr_zero(b.gpus)));
+    }
   };
-  auto unbind = [&](detail::pod_rec& r) {
-    release(cl, r.p, r.where);
-    set_cpu(r.where.node, -r.p.cpu_milli);
+  // Records a release the cluster already did (preemption's transaction) and requeues the pod.
+  auto on_released = [&](detail::pod_rec& r) {
     r.bound = false;
+    set_cpu(r.where.node, -r.p.cpu_milli);
+    if (r.service >= 0) e.remove_replica(replica_of(r));
+    if (w.two_tier_queue) queue.released(r.p);
+  };
+  auto push = [&](detail::pod_rec& r) {
+    if (!w.two_tier_queue || r.queued) return;
+    queue.push(r.p, now);
+    r.queued = true;
   };
 
-  run_metrics out;
   double held_partial_gpu_s = 0.0;
-  double now = 0.0;
   auto start_job = [&](detail::job_rec& j) {
     j.started = true;
     j.start = now;
@@ -191,58 +353,147 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
       });
     }
   };
+  auto stop_job = [&](detail::job_rec& j) {
+    for (const auto x : j.externals) e.remove_external(x);
+    j.externals.clear();
+  };
 
-  // One scheduling cycle: pending pods in priority order (higher first), then submission order.
+  // Kubernetes preemption for pod r (PostFilter): victims leave (whole gangs), r takes their place.
+  auto try_preempt = [&](detail::pod_rec& r) -> bool {
+    if (!w.preemption) return false;
+    const preemption_result plan = pre.plan(cl, r.p, now, bud);
+    if (!plan) return false;
+    pre.apply(cl, r.p, plan, now, bud);
+    out.preemptions += static_cast<double>(plan.victims.size());
+    for (const auto& v : plan.victims) {
+      auto& vr = pods[by_name.at(v.spec.name)];
+      on_released(vr);
+      if (vr.job >= 0) {
+        auto& vj = jobs[static_cast<std::size_t>(vr.job)];
+        if (vj.started) {  // no checkpoint in this model: the job starts over
+          stop_job(vj);
+          vj.started = false;
+          out.jobs_restarted += 1.0;
+        }
+      }
+    }
+    on_bound(r, plan.preemptor_binding);
+    for (const auto& v : plan.victims) push(pods[by_name.at(v.spec.name)]);
+    return true;
+  };
+
+  // Places one pending unit (a pod, or a whole gang under all-or-nothing); rejections for the queue.
+  rejection_counts why;
+  std::vector<char> gang_tried(jobs.size(), 0);
+  auto place_unit = [&](std::size_t idx) -> bool {
+    auto& r = pods[idx];
+    why = rejection_counts{};
+    if (r.bound) return true;
+    if (r.job < 0 || !w.gang_all_or_nothing) {
+      const schedule_result res = sched.place_one(cl, r.p);
+      bool ok = static_cast<bool>(res);
+      if (ok) {
+        on_bound(r, res.where);
+      } else {
+        why = res.rejections;
+        // A gang's members do not preempt under all-or-nothing (one member's room is not the gang's).
+        ok = try_preempt(r);
+      }
+      if (r.job >= 0) {
+        auto& j = jobs[static_cast<std::size_t>(r.job)];
+        bool all = true;
+        for (const std::size_t pi : j.pods) all = all && pods[pi].bound;
+        if (all && !j.started) start_job(j);
+      }
+      return ok;
+    }
+    auto& j = jobs[static_cast<std::size_t>(r.job)];
+    if (gang_tried[static_cast<std::size_t>(r.job)]) return false;
+    gang_tried[static_cast<std::size_t>(r.job)] = 1;
+    // One role per member so that each keeps its own pod (and name) in the cluster's records.
+    auto gb = make_gang(jobs_in[static_cast<std::size_t>(r.job)].name);
+    for (const std::size_t pi : j.pods) gb.role(pods[pi].p.name, pods[pi].p, 1);
+    const gang_spec g = gb.priority(r.p.priority).submitted(j.submit);
+    const gang_result gr = placer.place(cl, g);
+    if (!gr) {
+      why = gr.failure.rejections;
+      return false;
+    }
+    for (const member_binding& mb : gr.members) on_bound(pods[j.pods[mb.role]], mb.where);
+    start_job(j);
+    return true;
+  };
+
   std::vector<std::size_t> order;
   auto cycle = [&] {
+    cl.set_time(now);
+    std::fill(gang_tried.begin(), gang_tried.end(), 0);
+    if (w.two_tier_queue) {
+      while (auto u = queue.pop(now)) {
+        bool ok = true;
+        for (const pod* pp : u->pods) {
+          auto& r = pods[by_name.at(pp->name)];
+          ok = place_unit(by_name.at(pp->name)) && ok;
+          if (!ok && w.gang_all_or_nothing && r.job >= 0) break;
+        }
+        if (ok) {
+          for (const pod* pp : u->pods) pods[by_name.at(pp->name)].queued = false;
+          queue.scheduled(u->ticket, now);
+        } else {
+          queue.unschedulable(u->ticket, now, why);
+        }
+      }
+      return;
+    }
     order.clear();
     for (std::size_t i = 0; i < pods.size(); ++i) {
       const auto& r = pods[i];
-      if (r.bound) continue;
-      if (r.job >= 0) {
-        const auto& j = jobs[static_cast<std::size_t>(r.job)];
-        if (!j.submitted || j.finished) continue;
-      }
+      if (r.bound || !r.arrived) continue;
+      if (r.job >= 0 && jobs[static_cast<std::size_t>(r.job)].finished) continue;
       order.push_back(i);
     }
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return pods[a].p.priority > pods[b].p.priority; });
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      auto& r = pods[order[k]];
-      if (r.bound) continue;
-      if (r.service >= 0) {
-        if (bind(r)) {
-          r.ran = true;
-          e.place_replica(su.replicas[static_cast<std::size_t>(r.service)][static_cast<std::size_t>(r.replica)],
-                          e.slot(r.where.node, std::countr_zero(r.where.gpus)));
-        }
-        continue;
+    for (const std::size_t i : order) place_unit(i);
+  };
+
+  // Leak eviction: per-device free memory readings; a node whose free memory falls steadily gets
+  // its leaking replica restarted in place (a planned restart, before the device fills up).
+  std::vector<std::int32_t> free_buf(static_cast<std::size_t>(np.gpus_per_node));
+  auto check_leaks = [&] {
+    for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
+      for (int g = 0; g < np.gpus_per_node; ++g) {
+        const gpu_slot sl = e.slot(n, g);
+        free_buf[static_cast<std::size_t>(g)] =
+            static_cast<std::int32_t>(std::max(0.0, e.gpu_memory_total_mib(sl) - e.gpu_memory_used_mib(sl)));
       }
-      auto& j = jobs[static_cast<std::size_t>(r.job)];
-      if (w.gang_all_or_nothing) {  // every member or none: gang_placer (docs/gang.md)
-        const training_config& tc = *jobs_in[static_cast<std::size_t>(r.job)].config;
-        const gang_spec g = make_gang(jobs_in[static_cast<std::size_t>(r.job)].name)
-                                .role("worker", r.p, tc.workers)
-                                .priority(r.p.priority)
-                                .submitted(j.submit);
-        const gang_result gr = placer.place(cl, g);
-        if (!gr) continue;
-        for (const member_binding& mb : gr.members) {
-          auto& m = pods[j.pods[mb.ordinal]];
-          m.bound = true;
-          m.where = mb.where;
-          set_cpu(mb.where.node, m.p.cpu_milli);
-        }
-      } else {
-        bind(r);  // one by one: a partial gang keeps what it got
+      monitor.record(n, now, free_buf);
+      const leak_report rep = monitor.check(n);
+      if (!rep.leaking) continue;
+      const eviction_plan plan = plan_eviction(
+          cl, rep,
+          [&](const bound_pod& bp) -> std::int64_t {
+            const auto& r = pods[by_name.at(bound_pod_spec(cl, bp.id).name)];
+            if (r.service < 0) return -1;
+            return static_cast<std::int64_t>(e.replica_memory_mib(replica_of(r)));
+          },
+          w.eviction);
+      bool acted = false;
+      for (const auto& c : plan.evict()) {
+        const auto& r = pods[by_name.at(c.name)];
+        if (r.service < 0) continue;  // a training worker does not leak in this model: left alone
+        const replica_id rid = replica_of(r);
+        const gpu_slot sl = e.gpu_of(rid);
+        e.remove_replica(rid);
+        e.place_replica(rid, sl);  // the replacement starts clean on the same device
+        out.leak_restarts += 1.0;
+        acted = true;
       }
-      bool all = true;
-      for (const std::size_t pi : j.pods) all = all && pods[pi].bound;
-      if (all && !j.started) start_job(j);
+      if (acted) monitor.reset(n);
     }
   };
 
-  // Event times: submissions, completions, utilisation samples.
+  // Event times: pod arrivals, completions, utilisation samples.
   const double dt = sc.utilisation_sample_s;
   const std::size_t gpus = static_cast<std::size_t>(np.count) * static_cast<std::size_t>(np.gpus_per_node);
   std::vector<double> last_busy(gpus, 0.0);
@@ -250,39 +501,61 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   double umin = std::numeric_limits<double>::infinity(), umax = 0.0, usum = 0.0;
   std::size_t samples = 0;
   double next_sample = dt;
+  bool sampled = false;
   while (true) {
     bool changed = now == 0.0;
-    for (auto& j : jobs) {
-      if (!j.submitted && j.submit <= now && j.submit < T) j.submitted = changed = true;
-      if (j.started && !j.finished && j.end <= now) {
-        j.finished = changed = true;
-        for (const auto x : j.externals) e.remove_external(x);
-        for (const std::size_t pi : j.pods) unbind(pods[pi]);
-        out.jct_mean_s += j.end - j.submit;
-        out.jobs_finished += 1.0;
+    for (auto& r : pods) {
+      if (!r.arrived && r.submit <= now && r.submit < T) {
+        r.arrived = changed = true;
+        if (r.job >= 0) jobs[static_cast<std::size_t>(r.job)].submitted = true;
+        push(r);
       }
     }
-    if (changed) cycle();
+    for (auto& j : jobs) {
+      if (j.started && !j.finished && j.end <= now) {
+        j.finished = changed = true;
+        stop_job(j);
+        for (const std::size_t pi : j.pods) {
+          auto& r = pods[pi];
+          cl.release(r.p, r.where);
+          on_released(r);
+        }
+        out.jct_mean_s += j.end - j.submit;
+        out.jobs_finished += 1.0;
+        if (w.two_tier_queue) queue.on_cluster_event(cluster_event::resources_released, now);
+      }
+    }
+    // The two-tier queue's backoffs and parking resolve with time: it is offered every sample too.
+    if (changed || (sampled && w.two_tier_queue)) cycle();
+    sampled = false;
     if (now >= T) break;
     double t = std::min(next_sample, T);
+    for (const auto& r : pods) {
+      if (!r.arrived && r.submit < T) t = std::min(t, r.submit);
+    }
     for (const auto& j : jobs) {
-      if (!j.submitted && j.submit < T) t = std::min(t, j.submit);
       if (j.started && !j.finished) t = std::min(t, j.end);
     }
     for (const auto& r : pods) {  // GPUs held by gangs that have not started, over [now, t)
       if (r.bound && r.job >= 0 && !jobs[static_cast<std::size_t>(r.job)].started)
         held_partial_gpu_s += (t - now) * r.where.gpu_count();
+      if (r.service >= 0 && r.arrived && !r.bound) out.replicas_pending_s += t - now;
     }
     e.run_until(t);
     now = t;
     for (const auto& n : e.take_notifications()) {  // crashes restart by themselves (engine.auto_restart)
-      if (n.what == notification::kind::replica_oom) out.oom_crashes += 1.0;
+      if (n.what == notification::kind::replica_oom) {
+        out.oom_crashes += 1.0;
+        monitor.reset(e.node_of(n.gpu));
+      }
     }
     if (now >= next_sample) {
+      sampled = true;
       double busy = 0.0;
       for (gpu_slot g = 0; g < gpus; ++g) {
         const double b = e.gpu_busy_seconds(g);
         busy += b - last_busy[g];
+        node_busy[e.node_of(g)] += b - last_busy[g];
         last_busy[g] = b;
       }
       const double u = busy / (static_cast<double>(gpus) * dt);
@@ -291,12 +564,13 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
       for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
         node_metrics m;
         m.cpu_used = std::min(1.0, static_cast<double>(cpu_demand[n]) / static_cast<double>(np.cpu_milli));
-        m.mem_used = std::min(1.0, static_cast<double>(cl.resources(n).mem_allocated) /
+        m.mem_used = std::min(1.0, static_cast<double>(cl.base().resources(n).mem_allocated) /
                                        static_cast<double>(np.memory_mib));
         m.gpu_used = std::min(1.0, node_busy[n] / (static_cast<double>(np.gpus_per_node) * dt));
         node_busy[n] = 0.0;
-        cl.set_load(n, &m);
+        cl.base().set_load(n, &m);
       }
+      if (w.leak_eviction) check_leaks();
       umin = std::min(umin, u);
       umax = std::max(umax, u);
       usum += u;

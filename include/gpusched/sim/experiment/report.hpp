@@ -61,6 +61,9 @@ inline const std::vector<metric_def>& metric_defs() {
       {"preemptions", &run_metrics::preemptions},
       {"partial-gang GPU h", &run_metrics::partial_gang_gpu_hours},
       {"OOM crashes", &run_metrics::oom_crashes},
+      {"leak restarts", &run_metrics::leak_restarts},
+      {"jobs restarted", &run_metrics::jobs_restarted},
+      {"replica pending h", &run_metrics::replicas_pending_s},
   };
   return d;
 }
@@ -86,7 +89,9 @@ inline ab_result run_ab(const serving::scenario& sc, const std::vector<std::stri
 
 inline std::vector<double> column(const std::vector<run_metrics>& runs, double run_metrics::*f) {
   std::vector<double> x;
-  for (const auto& m : runs) x.push_back(f == &run_metrics::jct_mean_s ? m.*f / 3600.0 : m.*f);
+  for (const auto& m : runs) {
+    x.push_back(f == &run_metrics::jct_mean_s || f == &run_metrics::replicas_pending_s ? m.*f / 3600.0 : m.*f);
+  }
   return x;
 }
 

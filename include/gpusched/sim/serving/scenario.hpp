@@ -66,7 +66,22 @@ struct service_config {
   double timeout_s = no_timeout;
   routing_policy routing = routing_policy::round_robin;
   arrival_params arrivals;
+  // Replicas added during the period (a scale-up): `replicas` more pods of this service are
+  // submitted at `at_s` and stay. Replica indices continue after the initial `replicas`.
+  struct scale_step {
+    double at_s = 0.0;
+    int replicas = 0;
+    std::size_t line = 0;
+  };
+  std::vector<scale_step> scale_up;
   std::size_t line = 0;
+
+  // Initial replicas plus every scale-up step.
+  [[nodiscard]] int total_replicas() const noexcept {
+    int n = replicas;
+    for (const auto& st : scale_up) n += st.replicas;
+    return n;
+  }
 };
 
 // `count` jobs submitted `every_s` apart from `submit_s`; each a gang of `workers` pods.
@@ -99,9 +114,28 @@ struct leak_config {
 
 // A scheduling profile to compare; `config` names its configuration file (empty: built in).
 // Resolved by the integration step against the profile registry.
+// Every mechanism switch is optional: unset means the profile's default (kube-default: priority
+// queue, members one by one, Kubernetes preemption without a budget, no overcommit, no leak
+// eviction; any other profile: two-tier queue, gangs all or nothing, preemption with the budget,
+// overcommit 1.2 for Burstable / BestEffort CPU and memory, leak eviction). docs/experiment.md.
 struct profile_config {
   std::string name;
   std::string config;
+  std::optional<bool> two_tier_queue;         // queue: two_tier | priority
+  std::optional<int> dev_share_period;        // queue_options.dev_share_period (0 or >= 2)
+  std::optional<bool> gang_all_or_nothing;    // gangs: all_or_nothing | one_by_one
+  std::optional<bool> preemption;             // preemption.enabled
+  std::optional<bool> preemption_budget;      // preemption.budget present (and not `budget: none`)
+  int budget_max_preemptions = 2;             // preemption.budget.max_preemptions (k)
+  double budget_window_s = 3600.0;            // preemption.budget.window_s (W)
+  double budget_cooldown_s = 1800.0;          // preemption.budget.cooldown_s (C)
+  std::optional<double> overcommit_cpu;       // overcommit.cpu: Burstable / BestEffort ceiling ratio
+  std::optional<double> overcommit_memory;    // overcommit.memory
+  std::optional<bool> leak_eviction;          // leak_eviction.enabled
+  std::size_t leak_window = 30;               // leak_eviction.window (readings)
+  std::size_t leak_min_samples = 10;          // leak_eviction.min_samples
+  double leak_min_slope_mib_per_s = 1.0;      // leak_eviction.min_slope_mib_per_s
+  double leak_min_r2 = 0.8;                   // leak_eviction.min_r2
   std::size_t line = 0;
 };
 
@@ -223,7 +257,7 @@ inline serving_setup populate(serving_engine& e, const scenario& sc, const laten
     const service_id id = e.add_service(sp, arrival_process(s.arrivals, arrival_seed(seed, i), sc.duration_s));
     out.services.push_back(id);
     out.replicas.emplace_back();
-    for (int r = 0; r < s.replicas; ++r) out.replicas.back().push_back(e.add_replica(id));
+    for (int r = 0; r < s.total_replicas(); ++r) out.replicas.back().push_back(e.add_replica(id));
   }
   for (const auto& l : sc.leaks) {
     for (std::size_t i = 0; i < sc.services.size(); ++i) {

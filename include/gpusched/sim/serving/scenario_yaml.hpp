@@ -287,7 +287,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
   r.each(services, "services", [&](const YAML::Node& n, const std::string& p) {
     r.allow_keys(n, p,
                  {"name", "model", "replicas", "gpu_share_milli", "gpu_memory_mib", "cpu_milli", "memory_mib",
-                  "priority", "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals"});
+                  "priority", "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals",
+                  "scale_up"});
     service_config s;
     s.line = reader::line_of(n);
     s.name = r.req_text(n, "name", p);
@@ -317,6 +318,14 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
       }
     }
     s.arrivals = parse_arrivals(r, r.required(n, "arrivals", p), p + ".arrivals");
+    r.each(n["scale_up"], p + ".scale_up", [&](const YAML::Node& st, const std::string& sp) {
+      r.allow_keys(st, sp, {"at_s", "replicas"});
+      service_config::scale_step step;
+      step.line = reader::line_of(st);
+      step.at_s = r.req_number(st, "at_s", sp, 0.0, big);
+      step.replicas = static_cast<int>(r.req_integer(st, "replicas", sp, 1, 100'000));
+      s.scale_up.push_back(step);
+    });
     sc.services.push_back(std::move(s));
   });
   r.each(root["training"], "training", [&](const YAML::Node& n, const std::string& p) {
@@ -362,7 +371,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     sc.leaks.push_back(std::move(l));
   });
   r.each(root["profiles"], "profiles", [&](const YAML::Node& n, const std::string& p) {
-    r.allow_keys(n, p, {"name", "config"});
+    r.allow_keys(n, p, {"name", "config", "queue", "dev_share_period", "gangs", "preemption", "overcommit", "leak_eviction"});
     profile_config pc;
     pc.line = reader::line_of(n);
     pc.name = r.req_text(n, "name", p);
@@ -371,6 +380,61 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     }
     if (const YAML::Node c = n["config"]; c.IsDefined() && !c.IsNull())
       pc.config = resolve(base_dir, r.text(c, p + ".config"));
+    if (const YAML::Node q = n["queue"]; q.IsDefined()) {
+      const std::string v = r.text(q, p + ".queue");
+      if (v != "two_tier" && v != "priority") r.fail(q, p + ".queue", "expected two_tier or priority, got '" + v + "'");
+      pc.two_tier_queue = v == "two_tier";
+    }
+    if (n["dev_share_period"].IsDefined()) {
+      const auto v = r.integer(n["dev_share_period"], p + ".dev_share_period", 0, 1'000'000);
+      if (v == 1) r.fail(n["dev_share_period"], p + ".dev_share_period", "must be 0 (prod strictly first) or >= 2, got 1");
+      pc.dev_share_period = static_cast<int>(v);
+    }
+    if (const YAML::Node g = n["gangs"]; g.IsDefined()) {
+      const std::string v = r.text(g, p + ".gangs");
+      if (v != "all_or_nothing" && v != "one_by_one")
+        r.fail(g, p + ".gangs", "expected all_or_nothing or one_by_one, got '" + v + "'");
+      pc.gang_all_or_nothing = v == "all_or_nothing";
+    }
+    if (const YAML::Node pr = n["preemption"]; pr.IsDefined()) {
+      const std::string pp = p + ".preemption";
+      r.allow_keys(pr, pp, {"enabled", "budget"});
+      pc.preemption = r.boolean(r.required(pr, "enabled", pp), pp + ".enabled");
+      if (const YAML::Node b = pr["budget"]; b.IsDefined()) {
+        const std::string bp = pp + ".budget";
+        if (b.IsScalar() && b.Scalar() == "none") {
+          pc.preemption_budget = false;
+        } else {
+          r.allow_keys(b, bp, {"max_preemptions", "window_s", "cooldown_s"});
+          pc.preemption_budget = true;
+          pc.budget_max_preemptions = static_cast<int>(r.req_integer(b, "max_preemptions", bp, 1, 1'000'000));
+          pc.budget_window_s = r.req_number(b, "window_s", bp, 1e-9, 1e12);
+          pc.budget_cooldown_s = r.req_number(b, "cooldown_s", bp, 0.0, 1e12);
+        }
+      }
+    }
+    if (const YAML::Node o = n["overcommit"]; o.IsDefined()) {
+      const std::string op = p + ".overcommit";
+      if (o.IsScalar() && o.Scalar() == "none") {
+        pc.overcommit_cpu = 1.0;
+        pc.overcommit_memory = 1.0;
+      } else {
+        r.allow_keys(o, op, {"cpu", "memory"});
+        // overcommit_policy accepts 1000..10000 permille: ratios 1.0..10.0
+        pc.overcommit_cpu = r.req_number(o, "cpu", op, 1.0, 10.0);
+        pc.overcommit_memory = r.req_number(o, "memory", op, 1.0, 10.0);
+      }
+    }
+    if (const YAML::Node le = n["leak_eviction"]; le.IsDefined()) {
+      const std::string lp = p + ".leak_eviction";
+      r.allow_keys(le, lp, {"enabled", "window", "min_samples", "min_slope_mib_per_s", "min_r2"});
+      pc.leak_eviction = r.boolean(r.required(le, "enabled", lp), lp + ".enabled");
+      pc.leak_window = static_cast<std::size_t>(r.integer_or(le, "window", lp, 30, 2, 100'000));
+      pc.leak_min_samples = static_cast<std::size_t>(
+          r.integer_or(le, "min_samples", lp, 10, 2, static_cast<long long>(pc.leak_window)));
+      pc.leak_min_slope_mib_per_s = r.number_or(le, "min_slope_mib_per_s", lp, 1.0, 1e-9, 1e12);
+      pc.leak_min_r2 = r.number_or(le, "min_r2", lp, 0.8, 0.0, 1.0);
+    }
     sc.profiles.push_back(std::move(pc));
   });
   return sc;
