@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gpusched/core/binding.hpp>
@@ -87,6 +88,16 @@ py_result detach(const schedule_result& r, const C& c) {
     out.r.breakdown.push_back(plugin_score{{}, b.score, b.weight});
   }
   return out;
+}
+
+// A 1-d numpy array that takes over `v`'s buffer (no copy): the vector moves to the heap and a
+// capsule owned by the array frees it.
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+  auto* owned = new std::vector<T>(std::move(v));
+  py::capsule free_it(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, {static_cast<py::ssize_t>(sizeof(T))},
+                        owned->data(), free_it);
 }
 
 // GPU indices <-> gpu_set.
