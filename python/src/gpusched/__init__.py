@@ -40,3 +40,7 @@ __all__ = [
     "load_config",
     "pods_from_arrays",
 ]
+
+from gpusched import experiment, sim  # noqa: E402  (submodules: the simulator and the seed experiment)
+
+__all__ += ["experiment", "sim"]
