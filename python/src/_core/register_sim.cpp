@@ -129,7 +129,10 @@ py::dict run_paper(const trace_ptr& t, const std::string& policy, std::uint64_t 
     const std::string name(sim::policy_name(k));
     r = sim::with_policy(k, t->typical, seed, [&](auto prof) { return sim::run_paper(*t, std::move(prof), o, name); });
   }
-  const int top = max_pct ? *max_pct : static_cast<int>(std::lround(std::max(tune, 0.0) * 100));
+  // Default buckets: up to the tuned demand, or (untuned) up to the final arrived percentage.
+  const int top = max_pct ? *max_pct
+                          : tune > 0 ? static_cast<int>(std::lround(tune * 100))
+                                     : static_cast<int>(std::ceil(r.final_arrived_pct()));
   if (!record_events) {
     py::dict d = paper_dict(std::move(r), top);
     for (const char* key : {"event_arrived_pct", "event_allocation_pct", "event_frag_amount_pct"}) d.attr("pop")(key);
@@ -238,7 +241,7 @@ void register_sim(py::module_& m) {
         py::arg("shuffle") = true, py::arg("record_events") = true, py::arg("max_pct") = py::none(),
         "Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. "
         "Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy "
-        "arrays, buckets 0..max_pct, default round(tune*100)), per-arrival events (event_*), final_* scalars, "
+        "arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), final_* scalars, "
         "pods_arrived, pods_failed, failed_by_shape, seconds.");
   m.def("run_dynamic", &run_dynamic, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42,
         py::arg("time_scale") = 1.0, py::arg("sample_period_s") = 6 * 3600,

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from gpusched._core import (
     GPU,
+    BatchScorer,
     Binding,
     Config,
     ConfigFileError,
+    GangPlacer,
+    GangResult,
     InvalidArgumentError,
     NodeFeatures,
     Pod,
@@ -22,10 +25,13 @@ from gpusched.api import Cluster, Scheduler, load_config, pods_from_arrays
 
 __all__ = [
     "GPU",
+    "BatchScorer",
     "Binding",
     "Cluster",
     "Config",
     "ConfigFileError",
+    "GangPlacer",
+    "GangResult",
     "InvalidArgumentError",
     "NodeFeatures",
     "Pod",
