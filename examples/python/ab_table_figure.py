@@ -53,7 +53,8 @@ def main() -> None:
                                   workers=args.workers)
         plot.plot_experiment_ab(ab, args.out)
         for key, label in gs.experiment.experiment_metrics():
-            cells = [f"{ab['summary'][p][key][0]:10.2f} +- {ab['summary'][p][key][1]:7.2f}" for p in ab["profiles"]]
+            k = 1 / 3600 if key == "jct_mean_s" else 1.0  # hours, as the label says
+            cells = [f"{ab['summary'][p][key][0] * k:10.2f} +- {ab['summary'][p][key][1] * k:7.2f}" for p in ab["profiles"]]
             print(f"{label:<20} " + "  ".join(cells))
     print(f"wrote {args.out}")
 
