@@ -7,7 +7,7 @@ import enum
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BatchScorer', 'Binding', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_metrics', 'experiment_run_once', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise']
+__all__: list[str] = ['BatchScorer', 'Binding', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_metrics', 'experiment_run_once', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise']
 class InvalidArgumentError(ValueError):
     """
     A value given to gpusched is invalid; `field` names it ("pod 'p'.gpu_milli"). Nothing was changed.
@@ -666,6 +666,58 @@ class GangPlacer:
     def place(self, cluster: Cluster, name: str, roles: collections.abc.Sequence[tuple[str, Pod, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], *, priority: typing.SupportsInt | typing.SupportsIndex = 0, submit_time: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> GangResult:
         """
         Places every member or none. roles: [(role name, Pod, min_count, desired_count)]. Releases the GIL.
+        """
+class SchedulingQueue:
+    """
+    Which pending pod or gang goes next (docs/queue.md): prod before dev (every dev_share_period-th contended pop takes dev), aging by age_step_s, fair share by tenant, FIFO; unschedulable units back off and park until a cluster event. Times are seconds and must not go backwards. Tickets are integers.
+    """
+    def __init__(self, *, age_step_s: typing.SupportsFloat | typing.SupportsIndex = 60.0, dev_share_period: typing.SupportsInt | typing.SupportsIndex = 0, initial_backoff_s: typing.SupportsFloat | typing.SupportsIndex = 1.0, max_backoff_s: typing.SupportsFloat | typing.SupportsIndex = 10.0, max_unschedulable_s: typing.SupportsFloat | typing.SupportsIndex = 300.0, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 0.0, history: typing.SupportsInt | typing.SupportsIndex = 8) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
+    def expired(self, now: typing.SupportsFloat | typing.SupportsIndex) -> list:
+        """
+        Units queued for timeout_s or more, dropped: [{'pods' (names), 'waited', 'attempts', 'explanation'}].
+        """
+    def on_cluster_event(self, event: str, now: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        'node_added' or 'resources_released': wakes the parked units it could help.
+        """
+    def pop(self, now: typing.SupportsFloat | typing.SupportsIndex) -> typing.Any:
+        """
+        The next ready unit, or None: {'ticket', 'pods', 'tier', 'priority', 'effective_priority', 'waited', 'attempts'}. Resolve it with scheduled() or unschedulable().
+        """
+    def push(self, pod: Pod, now: typing.SupportsFloat | typing.SupportsIndex) -> int:
+        """
+        Queues a copy of the pod; returns its unit's ticket (a gang member: its gang's, ready once gang_min_members have arrived).
+        """
+    def ready_count(self, tier: str) -> int:
+        ...
+    def released(self, pod: Pod) -> None:
+        """
+        A bound pod finished or was evicted: its requests leave its tenant's share.
+        """
+    def remove(self, ticket: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Drops a unit in any state (the pod was deleted).
+        """
+    def scheduled(self, ticket: typing.SupportsInt | typing.SupportsIndex, now: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        The popped unit was placed; its ticket ends.
+        """
+    def set_capacity(self, cpu_milli: typing.SupportsInt | typing.SupportsIndex, memory_mib: typing.SupportsInt | typing.SupportsIndex, gpu_milli: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The cluster's total, for dominant shares.
+        """
+    def set_tenant_weight(self, tenant: str, weight: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def tenant_share(self, tenant: str) -> float:
+        """
+        The tenant's weighted dominant share of the capacity.
+        """
+    def unschedulable(self, ticket: typing.SupportsInt | typing.SupportsIndex, now: typing.SupportsFloat | typing.SupportsIndex, why: ScheduleResult = None) -> None:
+        """
+        The popped unit did not fit (why: the ScheduleResult that says so): it backs off and parks.
         """
 def _parse_config(text: str, source: str, python_scores: dict) -> Config:
     """
