@@ -7,7 +7,7 @@ import enum
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BatchScorer', 'Binding', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_metrics', 'experiment_run_once', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise']
+__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_metrics', 'experiment_run_once', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise']
 class InvalidArgumentError(ValueError):
     """
     A value given to gpusched is invalid; `field` names it ("pod 'p'.gpu_milli"). Nothing was changed.
@@ -718,6 +718,87 @@ class SchedulingQueue:
     def unschedulable(self, ticket: typing.SupportsInt | typing.SupportsIndex, now: typing.SupportsFloat | typing.SupportsIndex, why: ScheduleResult = None) -> None:
         """
         The popped unit did not fit (why: the ScheduleResult that says so): it backs off and parks.
+        """
+class BoundCluster:
+    """
+    A cluster that also records which pods run where (priority, start time, gang): what preemption needs. Built from a copy of a Cluster's nodes and loads.
+    """
+    __hash__: typing.ClassVar[None] = None
+    def __eq__(self, arg0: BoundCluster) -> bool:
+        ...
+    def __init__(self, cluster: Cluster) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
+    def bind(self, pod: Pod, binding: Binding, start_time: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> int:
+        """
+        Reserves and records; returns the pod's id. A binding the cluster refuses raises and changes nothing.
+        """
+    def copy(self) -> BoundCluster:
+        ...
+    def find(self, name: str) -> typing.Any:
+        """
+        The Binding of the bound pod of that name, or None.
+        """
+    def pods_on(self, node: typing.SupportsInt | typing.SupportsIndex) -> list[tuple[int, str, int, float]]:
+        """
+        [(id, name, priority, start_time)] of the pods bound on the node.
+        """
+    def unbind(self, id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def bound_count(self) -> int:
+        ...
+    @property
+    def gpu_milli_allocated(self) -> int:
+        ...
+class PreemptionPlan:
+    """
+    Which victims would let the pod fit, and where (a dry run).
+    """
+    def __bool__(self) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def binding(self) -> typing.Any:
+        ...
+    @property
+    def candidates(self) -> int:
+        ...
+    @property
+    def examined(self) -> int:
+        ...
+    @property
+    def explanation(self) -> str:
+        ...
+    @property
+    def found(self) -> bool:
+        ...
+    @property
+    def gangs(self) -> int:
+        ...
+    @property
+    def node(self) -> typing.Any:
+        ...
+    @property
+    def victims(self) -> list[tuple[str, int, int, int]]:
+        """
+        [(name, id, node, priority)], most important first; members of a victim gang on other nodes included.
+        """
+class Preemptor:
+    """
+    Kubernetes' DefaultPreemption with GPUCheck + NodeResourcesFit: the cheapest set of lower-priority victims (whole gangs) that lets a pod fit (docs/preemption.md).
+    """
+    def __init__(self, *, seed: typing.SupportsInt | typing.SupportsIndex = 0, protect_guaranteed: bool = False, sample_candidates: bool = True) -> None:
+        ...
+    def apply(self, cluster: BoundCluster, plan: PreemptionPlan, now: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        """
+        Evicts the victims and binds the pod, as one transaction; a stale plan raises InvalidArgumentError and changes nothing.
+        """
+    def plan(self, cluster: BoundCluster, pod: Pod, now: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> PreemptionPlan:
+        """
+        The dry run; changes nothing.
         """
 def _parse_config(text: str, source: str, python_scores: dict) -> Config:
     """
