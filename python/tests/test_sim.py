@@ -114,3 +114,44 @@ def test_columns(tmp_path: Path) -> None:
     n = t.node_columns()
     assert n["name"] == ["n1", "n2"] and n["gpu_model"] == ["T4", "T4"]
     np.testing.assert_array_equal(n["gpu_count"], [1, 1])
+
+
+def test_python_policy_in_the_replay(tmp_path: Path) -> None:
+    # Node n1 already half used by 'a' (0.5 GPU); 'b' wants 0.5 GPU. A numpy best-fit (least free
+    # share after placement) puts it on n1; a worst-fit on n2. Both then leave c (1 GPU) one node or none.
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,500\nb,1000,1000,1,500\n"
+              "c,1000,1000,1,1000\n")
+    seen: list[int] = []
+
+    def best_fit(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        seen.append(len(f.node))
+        return 100 - (f.gpu_milli_free - pod.gpu_milli_total) // 10
+
+    def worst_fit(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        return (f.gpu_milli_free - pod.gpu_milli_total) // 10
+
+    packed = gs.sim.run_paper(t, best_fit, tune=0, shuffle=False)
+    spread = gs.sim.run_paper(t, worst_fit, tune=0, shuffle=False)
+    assert packed["policy"] == "best_fit" and packed["pods_failed"] == 0 and packed["final_allocation_pct"] == 100.0
+    assert spread["pods_failed"] == 1 and spread["failed_by_shape"] == {"cpu=1000m gpu=1x1000": 1}
+    assert seen == [2, 2, 1]  # called once per pod with the feasible nodes only
+    data = gs.sim.replay(t, [best_fit, "BestFit"], seeds=[1], tune=0, progress=False)
+    assert [r["policy"] for r in data["runs"]] == ["best_fit", "BestFit"]
+
+
+def test_python_policy_errors(tmp_path: Path) -> None:
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,500\n")
+
+    def boom(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        gs.sim.run_paper(t, boom)
+    with pytest.raises(gs.InvalidArgumentError, match="one per node") as e:
+        gs.sim.run_paper(t, lambda f, p: np.zeros(5))
+    assert e.value.field == "profile.score.<lambda>"  # type: ignore[attr-defined]
+    with pytest.raises(gs.InvalidArgumentError, match="0..100"):
+        gs.sim.run_dynamic(write(tmp_path, NODES, HEADER + "a,1000,1000,1,1000,,LS,Running,0,10,0\n"),
+                           lambda f, p: np.full(len(f.node), 101))
+    with pytest.raises(TypeError, match="policy"):
+        gs.sim.run_paper(t, 3)  # type: ignore[call-overload]

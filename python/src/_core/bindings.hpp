@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -107,6 +108,23 @@ gpu_set gpu_mask(const std::vector<int>& gpus, const char* field);
 // Node features of `nodes` as numpy arrays (the input of a Python scorer); defined in
 // register_python_scorer.cpp, used by Cluster.features too.
 py::object node_features_of(const cluster_t& c, const node_index* nodes, std::size_t count);
+
+// Calls a Python scorer `fn(features, pod)` for `nodes` of c (taking the GIL) and checks its scores
+// into out (errors name profile.score.<label>). Defined in register_python_scorer.cpp.
+void python_scores(const py::object& fn, const std::string& label, const cluster_t& c, const pod& p,
+                   std::span<const node_index> nodes, std::int64_t* out);
+
+// Holds a Python object in C++ that may be dropped without the GIL (taken to drop it).
+struct gil_safe_object {
+  py::object obj;
+  explicit gil_safe_object(py::object o) : obj(std::move(o)) {}
+  gil_safe_object(const gil_safe_object&) = delete;
+  gil_safe_object& operator=(const gil_safe_object&) = delete;
+  ~gil_safe_object() {
+    py::gil_scoped_acquire gil;
+    obj = py::object();
+  }
+};
 
 // Adds a scorer written in Python to a dynamic profile.
 void add_python_scorer(profile_t& p, py::object fn, std::int64_t weight, std::string name);

@@ -10,9 +10,14 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <gpusched/preflight/gpu_check.hpp>
+#include <gpusched/preflight/resource_fit.hpp>
+#include <gpusched/profile/dynamic_profile.hpp>
 #include <gpusched/sim/dynamic.hpp>
 #include <gpusched/sim/paper.hpp>
 #include <gpusched/sim/policies.hpp>
@@ -112,9 +117,51 @@ py::dict dynamic_dict(sim::dynamic_result&& r) {
   return d;
 }
 
-py::dict run_paper(const trace_ptr& t, const std::string& policy, std::uint64_t seed, double tune, bool shuffle,
+// A policy written in Python: the simulator's filter (resource_fit + gpu_check), the Python function
+// as the only scorer, best-fit devices, first-node ties (as the paper's policies).
+struct sim_python_scorer {
+  std::string label;
+  std::shared_ptr<gil_safe_object> fn;
+  [[nodiscard]] std::string_view name() const noexcept { return label; }
+  void score_nodes(const sim::sim_cluster& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
+    python_scores(fn->obj, label, c.base(), p, nodes, out);
+  }
+};
+static_assert(SpanScorer<sim_python_scorer, sim::sim_cluster>);
+
+dynamic_profile<sim::sim_cluster> python_policy(const py::object& fn, const std::string& name) {
+  dynamic_profile<sim::sim_cluster> prof;
+  prof.add_check(resource_fit{}).add_check(gpu_check{});
+  prof.add_score(sim_python_scorer{name, std::make_shared<gil_safe_object>(fn)}, 1);
+  return prof;
+}
+
+std::string callable_name(const py::object& fn) {
+  return py::hasattr(fn, "__name__") ? py::str(fn.attr("__name__")).cast<std::string>() : std::string("python");
+}
+
+template <class Run>
+auto with_any_policy(const trace_ptr& t, const py::object& policy, std::uint64_t seed, tie_break_rule& ties, Run&& run) {
+  if (py::isinstance<py::str>(policy)) {
+    const sim::policy_kind k = policy_of(policy.cast<std::string>());
+    ties = sim::policy_ties(k);
+    const std::string name(sim::policy_name(k));
+    py::gil_scoped_release nogil;
+    return sim::with_policy(k, t->typical, seed, [&](auto prof) { return run(std::move(prof), name); });
+  }
+  if (!PyCallable_Check(policy.ptr())) {
+    throw py::type_error("policy: expected a policy name or a Python scorer fn(features, pod) -> scores, got " +
+                         py::str(py::type::of(policy).attr("__name__")).cast<std::string>());
+  }
+  ties = tie_break_rule::first_node;
+  const std::string name = callable_name(policy);
+  auto prof = python_policy(policy, name);
+  py::gil_scoped_release nogil;  // the scorer takes the GIL back once per pod
+  return run(std::move(prof), name);
+}
+
+py::dict run_paper(const trace_ptr& t, const py::object& policy, std::uint64_t seed, double tune, bool shuffle,
                    bool record_events, std::optional<int> max_pct) {
-  const sim::policy_kind k = policy_of(policy);
   if (!std::isfinite(tune)) throw invalid_argument_error("tune", "must be a finite number");
   if (max_pct && *max_pct < 0) throw invalid_argument_error("max_pct", "must be >= 0, got " + std::to_string(*max_pct));
   sim::paper_options o;
@@ -122,13 +169,9 @@ py::dict run_paper(const trace_ptr& t, const std::string& policy, std::uint64_t 
   o.tune = tune;
   o.shuffle = shuffle;
   o.record_events = true;  // the curve needs them; dropped below when not wanted
-  o.ties = sim::policy_ties(k);
-  sim::paper_result r;
-  {
-    py::gil_scoped_release nogil;
-    const std::string name(sim::policy_name(k));
-    r = sim::with_policy(k, t->typical, seed, [&](auto prof) { return sim::run_paper(*t, std::move(prof), o, name); });
-  }
+  sim::paper_result r = with_any_policy(t, policy, seed, o.ties, [&](auto prof, const std::string& name) {
+    return sim::run_paper(*t, std::move(prof), o, name);
+  });
   // Default buckets: up to the tuned demand, or (untuned) up to the final arrived percentage.
   const int top = max_pct ? *max_pct
                           : tune > 0 ? static_cast<int>(std::lround(tune * 100))
@@ -141,20 +184,15 @@ py::dict run_paper(const trace_ptr& t, const std::string& policy, std::uint64_t 
   return paper_dict(std::move(r), top);
 }
 
-py::dict run_dynamic(const trace_ptr& t, const std::string& policy, std::uint64_t seed, double time_scale,
+py::dict run_dynamic(const trace_ptr& t, const py::object& policy, std::uint64_t seed, double time_scale,
                      std::int64_t sample_period_s) {
-  const sim::policy_kind k = policy_of(policy);
   sim::dynamic_options o;
   o.seed = seed;
   o.time_scale = time_scale;
   o.sample_period = sample_period_s;
-  o.ties = sim::policy_ties(k);
-  sim::dynamic_result r;
-  {
-    py::gil_scoped_release nogil;
-    const std::string name(sim::policy_name(k));
-    r = sim::with_policy(k, t->typical, seed, [&](auto prof) { return sim::run_dynamic(*t, std::move(prof), o, name); });
-  }
+  sim::dynamic_result r = with_any_policy(t, policy, seed, o.ties, [&](auto prof, const std::string& name) {
+    return sim::run_dynamic(*t, std::move(prof), o, name);
+  });
   return dynamic_dict(std::move(r));
 }
 
@@ -240,6 +278,8 @@ void register_sim(py::module_& m) {
   m.def("run_paper", &run_paper, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42, py::arg("tune") = 1.3,
         py::arg("shuffle") = true, py::arg("record_events") = true, py::arg("max_pct") = py::none(),
         "Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. "
+        "policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as "
+        "the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. "
         "Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy "
         "arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), final_* scalars, "
         "pods_arrived, pods_failed, failed_by_shape, seconds.");

@@ -812,13 +812,13 @@ def experiment_run_once(scenario: Scenario, profile: str, seed: typing.SupportsI
     """
     Runs one profile on one seed (duration_s: the scenario's when None); releases the GIL. Returns the run's metrics as a dict (see experiment_metrics()).
     """
-def run_dynamic(trace: Trace, policy: str, seed: typing.SupportsInt | typing.SupportsIndex = 42, time_scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, sample_period_s: typing.SupportsInt | typing.SupportsIndex = 21600) -> dict:
+def run_dynamic(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, time_scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, sample_period_s: typing.SupportsInt | typing.SupportsIndex = 21600) -> dict:
     """
     Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, frag_amount_pct as numpy arrays) and the run's scalars.
     """
-def run_paper(trace: Trace, policy: str, seed: typing.SupportsInt | typing.SupportsIndex = 42, tune: typing.SupportsFloat | typing.SupportsIndex = 1.3, shuffle: bool = True, record_events: bool = True, max_pct: typing.SupportsInt | typing.SupportsIndex | None = None) -> dict:
+def run_paper(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, tune: typing.SupportsFloat | typing.SupportsIndex = 1.3, shuffle: bool = True, record_events: bool = True, max_pct: typing.SupportsInt | typing.SupportsIndex | None = None) -> dict:
     """
-    Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), final_* scalars, pods_arrived, pods_failed, failed_by_shape, seconds.
+    Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), final_* scalars, pods_arrived, pods_failed, failed_by_shape, seconds.
     """
 def sim_policies() -> list:
     """

@@ -10,15 +10,18 @@ GIL; ``workers > 1`` runs them on threads (a Trace is immutable, so that is safe
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, Optional, Union
 
+import numpy.typing as npt
+
+from gpusched import _core
 from gpusched._arrays import invalid
 from gpusched._core import Trace, run_dynamic, run_paper, sim_policies
 from gpusched._progress import run_jobs
 
-__all__ = ["Trace", "final_allocation", "load_openb", "policy_names", "replay", "run_dynamic", "run_paper", "sim_policies"]
+__all__ = ["Policy", "PythonPolicy", "Trace", "final_allocation", "load_openb", "policy_names", "replay", "run_dynamic", "run_paper", "sim_policies"]
 
 PAPER_SEEDS = tuple(range(42, 52))  # the authors' seeds
 
@@ -41,12 +44,19 @@ def load_openb(
     return Trace.load(str(node_file), str(pod_file))
 
 
-def _policies(policies: Union[str, Iterable[str]]) -> list[str]:
+# A policy written in Python: scores (0..100) of the feasible nodes for one pod.
+PythonPolicy = Callable[[_core.NodeFeatures, _core.Pod], npt.ArrayLike]
+Policy = Union[str, PythonPolicy]
+
+
+def _policies(policies: Union[Policy, Iterable[Policy]]) -> list[Policy]:
     if isinstance(policies, str):
-        return policy_names() if policies == "all" else [policies]
+        return list(policy_names()) if policies == "all" else [policies]
+    if callable(policies):
+        return [policies]
     out = list(policies)
-    if not out or not all(isinstance(p, str) for p in out):
-        raise invalid("policies", "must be 'all', a policy name or a non-empty list of names")
+    if not out or not all(isinstance(p, str) or callable(p) for p in out):
+        raise invalid("policies", "must be 'all', a policy name, a Python scorer or a non-empty list of them")
     return out
 
 
@@ -62,7 +72,7 @@ def _seeds(seeds: Iterable[int]) -> list[int]:
 
 def replay(
     trace: Trace,
-    policies: Union[str, Sequence[str]] = "all",
+    policies: Union[Policy, Sequence[Policy]] = "all",
     seeds: Iterable[int] = PAPER_SEEDS,
     *,
     mode: str = "paper",
@@ -72,7 +82,7 @@ def replay(
     workers: int = 1,
     **options: Any,
 ) -> dict[str, Any]:
-    """Runs every policy on every seed: ``{"mode", "tune" | "time_scale", "runs": [run, ...]}`` with each
+    """Runs every policy (a name, or a Python scorer ``fn(NodeFeatures, Pod) -> scores``) on every seed: ``{"mode", "tune" | "time_scale", "runs": [run, ...]}`` with each
     run the dict of ``run_paper`` (mode="paper") or ``run_dynamic`` (mode="dynamic"), the shape
     ``gpusched.plot.plot_allocation`` reads. ``options`` go to the run function (record_events,
     max_pct, shuffle; sample_period_s)."""
@@ -86,7 +96,7 @@ def replay(
     else:
         raise invalid("mode", f"must be 'paper' or 'dynamic', got {mode!r}")
     for p in names:  # fail before the first run, not after an hour
-        if p.lower() not in {n.lower() for n in policy_names()}:
+        if isinstance(p, str) and p.lower() not in {n.lower() for n in policy_names()}:
             raise invalid("policy", f"unknown policy '{p}'; one of {', '.join(policy_names())}")
     runs = run_jobs(jobs, progress=progress, desc=f"{mode} replay", workers=workers)
     return {**head, "runs": runs}
