@@ -83,3 +83,38 @@ def test_batch_scores_are_schedule_ones(c: gs.Cluster, pods: list[gs.Pod], seed:
             assert r.score == row.max() == row[r.node] == top["score"][i, 0]  # schedule_one's tie is one of the best
         else:
             assert (row == -1).all() and top["node"][i, 0] == -1
+
+
+def test_python_scorer_next_to_the_batch_engine() -> None:
+    c = two_nodes()
+    calls: list[int] = []
+
+    def emptier(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        calls.append(len(f.node))
+        return f.gpu_milli_free // 10  # 0..100
+
+    pods = [POD, POD.replace(name="big", cpu_milli=20000)]
+    m = gs.BatchScorer().scores(c, pods, python_scores=[(emptier, 3, "Emptier")])
+    # Node 0 and 1 as in test_scores_by_hand without the replica: 930 each; + 3 x 100 (all free).
+    np.testing.assert_array_equal(m, [[1230, 1230], [-1, -1]])
+    assert calls == [2]  # once per pod with feasible nodes
+    with pytest.raises(gs.InvalidArgumentError, match="python_scores.E.weight"):
+        gs.BatchScorer().scores(c, pods, python_scores=[(emptier, 0, "E")])
+    with pytest.raises(gs.InvalidArgumentError, match="profile.score.Bad"):
+        gs.BatchScorer().scores(c, pods, python_scores=[(lambda f, p: np.full(len(f.node), -1), 1, "Bad")])
+
+
+@given(c=clusters(), pods=pod_lists(), seed=st.integers(0, 2**32))
+def test_batch_with_a_python_scorer_scores_as_the_profile(c: gs.Cluster, pods: list[gs.Pod], seed: int) -> None:
+    def least_gpu(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        return np.minimum(100, f.gpu_milli_free // 80)
+
+    profile = gs.Profile().add_check("NodeResourcesFit").add_check("GPUCheck").add_score("LoadAware", 10) \
+        .add_score("ModelAffinity", 5).add_python_score(least_gpu, 2, "LeastGpu")
+    s = gs.Scheduler(profile, seed=seed)
+    m = gs.BatchScorer(seed=seed).scores(c, pods, python_scores=[(least_gpu, 2, "LeastGpu")])
+    for i, p in enumerate(pods):
+        r = s.schedule_one(c, p)
+        assert r.feasible == int((m[i] >= 0).sum())
+        if r.scheduled:
+            assert r.score == m[i].max() == m[i][r.node]

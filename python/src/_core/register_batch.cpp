@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -42,7 +43,37 @@ struct prepared {
   }
 };
 
-py::array_t<std::int32_t> scores(py_batch& self, py_cluster& pc, const std::vector<pod>& pods) {
+using python_score = std::tuple<py::object, std::int64_t, std::string>;  // (fn, weight, name)
+
+// Adds weight x the Python scorers' scores to every feasible entry of each row (one call per pod
+// and scorer, with that pod's feasible nodes), as a dynamic profile adds them to the C++ plugins'.
+void add_python_scores(batch::score_matrix& m, const cluster_t& c, const std::vector<pod>& pods,
+                       const std::vector<python_score>& extra) {
+  std::vector<node_index> feasible;
+  std::vector<std::int64_t> out;
+  for (const auto& [fn, weight, name] : extra) {
+    if (weight < 1 || weight > 100) {
+      throw invalid_argument_error("python_scores." + name + ".weight", "must be within 1..100, got " + std::to_string(weight));
+    }
+  }
+  for (std::size_t i = 0; i < pods.size(); ++i) {
+    feasible.clear();
+    for (Eigen::Index n = 0; n < m.cols(); ++n) {
+      if (m(static_cast<Eigen::Index>(i), n) >= 0) feasible.push_back(static_cast<node_index>(n));
+    }
+    if (feasible.empty()) continue;
+    out.resize(feasible.size());
+    for (const auto& [fn, weight, name] : extra) {
+      python_scores(fn, name, c, pods[i], feasible, out.data());
+      for (std::size_t j = 0; j < feasible.size(); ++j) {
+        m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(feasible[j])) += static_cast<std::int32_t>(weight * out[j]);
+      }
+    }
+  }
+}
+
+py::array_t<std::int32_t> scores(py_batch& self, py_cluster& pc, const std::vector<pod>& pods,
+                                 const std::vector<python_score>& extra) {
   busy_scope sb(self.flag);
   busy_scope cb(pc.flag);
   auto* m = new batch::score_matrix();
@@ -51,6 +82,7 @@ py::array_t<std::int32_t> scores(py_batch& self, py_cluster& pc, const std::vect
     py::gil_scoped_release nogil;
     prepared p(self, pc.c, pods);
     p.engine.scores(p.pods, *m);
+    if (!extra.empty()) add_python_scores(*m, pc.c, pods, extra);  // python_scores takes the GIL per call
   }
   const auto rows = static_cast<py::ssize_t>(m->rows()), cols = static_cast<py::ssize_t>(m->cols());
   constexpr auto item = static_cast<py::ssize_t>(sizeof(std::int32_t));
@@ -142,9 +174,12 @@ void register_batch(py::module_& m) {
            py::kw_only(), py::arg("load_aware_weight") = 10, py::arg("model_affinity_weight") = 5,
            py::arg("interfering_pairs") = std::vector<std::pair<std::string, std::string>>{}, py::arg("seed") = 0,
            py::arg("threads") = 1)
-      .def("scores", &scores, py::arg("cluster"), py::arg("pods"),
+      .def("scores", &scores, py::arg("cluster"), py::arg("pods"), py::kw_only(),
+           py::arg("python_scores") = std::vector<python_score>{},
            "The weighted totals, a (pods, nodes) int32 array, -1 where a check fails; the array owns the engine's "
-           "buffer (no copy). Releases the GIL.")
+           "buffer (no copy). Releases the GIL. python_scores: [(fn, weight, name)] scorers written in Python "
+           "(fn(NodeFeatures, Pod) -> scores 0..100), called once per pod with its feasible nodes; weight x score "
+           "is added to those entries.")
       .def("top_k", &top_k, py::arg("cluster"), py::arg("pods"), py::arg("k") = 1,
            "The k best nodes per pod, best first: {'node': (pods, k) int32, 'score': (pods, k) int32 (-1 padding "
            "when fewer fit), 'feasible': (pods,) int64 feasible-node counts}.")

@@ -603,9 +603,9 @@ class BatchScorer:
         """
         Places the whole batch by greedy rounds (docs/batch.md). Returns {'node' (per pod, -1 unplaced), 'score', 'order' (commit order), 'gpus' (per pod, None unplaced), 'bindings' [(pod index, Binding)], 'placed', 'rounds', 'total_score'}. apply=True reserves the bindings on the cluster (all or nothing); otherwise the cluster is unchanged.
         """
-    def scores(self, cluster: Cluster, pods: collections.abc.Sequence[Pod]) -> numpy.typing.NDArray[numpy.int32]:
+    def scores(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], *, python_scores: collections.abc.Sequence[tuple[typing.Any, typing.SupportsInt | typing.SupportsIndex, str]] = []) -> numpy.typing.NDArray[numpy.int32]:
         """
-        The weighted totals, a (pods, nodes) int32 array, -1 where a check fails; the array owns the engine's buffer (no copy). Releases the GIL.
+        The weighted totals, a (pods, nodes) int32 array, -1 where a check fails; the array owns the engine's buffer (no copy). Releases the GIL. python_scores: [(fn, weight, name)] scorers written in Python (fn(NodeFeatures, Pod) -> scores 0..100), called once per pod with its feasible nodes; weight x score is added to those entries.
         """
     def top_k(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], k: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
         """
