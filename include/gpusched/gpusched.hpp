@@ -2,6 +2,9 @@
 // dependencies such as yaml-cpp: include gpusched/profile/config_yaml.hpp for those).
 #pragma once
 
+#include "gpusched/batch/assign_flow.hpp"
+#include "gpusched/batch/assign_greedy.hpp"
+#include "gpusched/batch/batch_scorer.hpp"
 #include "gpusched/config.hpp"
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/bound_cluster.hpp"

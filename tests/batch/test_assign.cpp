@@ -11,6 +11,7 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/scoring/fgd.hpp"
 #include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
@@ -116,6 +117,17 @@ TEST_CASE("batch.assign_greedy equals schedule_one placing the pods one by one i
       engine.prepare(t);
       const batch::assignment a = batch::assign_greedy(engine, t, pods, pt, {2, false, 0});
       CHECK_FALSE(a.class_rows);
+      check_sequential_equivalence(prof, c, pods, a, seed);
+    }
+    SUBCASE("FGD: its scores and its own device choice") {
+      const fgd_scorer fgd(typical_workload::from_pods(pods));
+      auto prof = make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{fgd, 1}), fgd);
+      batch::node_table t(c);
+      batch::pod_table pt(pods, t);
+      auto engine = batch::make_batch_scorer(prof, {2, seed, 16, 4});
+      engine.prepare(t);
+      const batch::assignment a = batch::assign_greedy(engine, t, pods, pt, {3, false});
+      CHECK(a.placed() > 0);
       check_sequential_equivalence(prof, c, pods, a, seed);
     }
     SUBCASE("bin packing, one commit per round") {

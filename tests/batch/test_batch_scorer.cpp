@@ -14,6 +14,7 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/scoring/fgd.hpp"
 #include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
@@ -177,6 +178,22 @@ TEST_CASE("batch.scores equal the per-pod path for every foundation plugin") {
                                     weighted{qos_aware{}, 7}, weighted{load_aware{{2, 1, 0}}, 1}, weighted{balanced_allocation{}, 9}));
     check_matrix_equals_per_pod(prof, 3, 150, 40, 3);
   }
+  SUBCASE("FGD (authors' score) next to LoadAware, shapes from a random workload") {
+    std::mt19937_64 rng(77);
+    const fgd_scorer fgd(typical_workload::from_pods(testing::random_pods(rng, 200)));
+    auto prof = make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{fgd, 3}, weighted{load_aware{}, 1}), fgd);
+    check_matrix_equals_per_pod(prof, 5, 150, 40, 2);
+  }
+}
+
+TEST_CASE("batch: FGD refuses fine scores, naming the option") {
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("a", 8000, 8000, 2));
+  batch::node_table t(c);
+  const std::vector<pod> shapes{make_pod("s").gpu_share(500)};
+  const fgd_scorer fine(typical_workload::from_pods(shapes), fgd_options{true});
+  auto engine = batch::make_batch_scorer(make_profile(checks(gpu_check{}), scores(weighted{fine, 1})));
+  CHECK_THROWS_WITH_AS(engine.prepare(t), doctest::Contains("fgd_scorer.options.fine_score"), invalid_argument_error);
 }
 
 TEST_CASE("batch.top_k: the best node is schedule_one's under the hashed tie-break") {

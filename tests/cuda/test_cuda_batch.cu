@@ -17,6 +17,7 @@
 #include "gpusched/preflight/load_threshold.hpp"
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
+#include "gpusched/scoring/fgd.hpp"
 #include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
@@ -145,6 +146,13 @@ TEST_CASE("cuda.equals the CPU engine: every foundation plugin" * doctest::skip(
                                      scores(weighted{requested_to_capacity_ratio({{0, 10}, {40, 7}, {100, 0}}, {1, 1, 2}), 4},
                                             weighted{qos_aware{}, 7}, weighted{load_aware{{2, 1, 0}}, 1})),
                         4, 1500, 100, 3);
+}
+
+TEST_CASE("cuda.equals the CPU engine: FGD" * doctest::skip(!gpu.ok)) {
+  std::mt19937_64 rng(91);
+  const fgd_scorer fgd(typical_workload::from_pods(testing::random_pods(rng, 300)));
+  check_cuda_equals_cpu(make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{fgd, 3}, weighted{load_aware{}, 1}), fgd), 6,
+                        1200, 80, 3);
 }
 
 TEST_CASE("cuda.equals the CPU engine: a normalising scorer" * doctest::skip(!gpu.ok)) {

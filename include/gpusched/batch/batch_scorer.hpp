@@ -35,6 +35,7 @@
 #include <Eigen/Core>
 
 #include "gpusched/batch/checks.hpp"
+#include "gpusched/batch/fgd_plugin.hpp"
 #include "gpusched/batch/node_table.hpp"
 #include "gpusched/batch/plugin.hpp"
 #include "gpusched/batch/pod_table.hpp"
@@ -54,10 +55,13 @@ struct batch_options {
   std::uint64_t seed = 0;         // tie-break seed, as schedule_options::seed
   std::uint32_t node_tile = 512;  // nodes per tile, 1..max_tile
   std::uint32_t pod_block = 8;    // pods scored against a tile while it is in cache, 1..64
+  std::uint32_t max_lanes = 0;    // SIMD width cap: 0 = the compile target's (batch/simd.hpp); 2, 4
 };
 
 // Weighted totals, pods x nodes, row-major; -1 where the node does not fit the pod.
 using score_matrix = Eigen::Array<std::int32_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+inline namespace GPUSCHED_BATCH_ABI {  // see batch/simd.hpp
 
 template <class Profile>
 class batch_scorer;
@@ -87,11 +91,14 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     }
     for (std::size_t i = 0; i < scorer_count; ++i) weights_[i] = static_cast<std::int32_t>(profile_.score_plugin_weight(i));
     scratch_.resize(pool_->size());
+    lanes_ = pick_lanes(opts_.max_lanes);
   }
 
   [[nodiscard]] const profile_type& profile() const noexcept { return profile_; }
   [[nodiscard]] const batch_options& options() const noexcept { return opts_; }
   [[nodiscard]] const node_table* table() const noexcept { return table_; }
+  // Doubles per SIMD step of the scoring loops (1 without SIMD).
+  [[nodiscard]] std::uint32_t lanes() const noexcept { return lanes_; }
 
   // Prepares every node of t (t must outlive the scorer or the next prepare()).
   void prepare(const node_table& t) {
@@ -449,6 +456,19 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // loaded, and its pod-independent terms (capacity tests, weight masks) computed, once for the
   // whole block.
   void block_totals(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    if (lanes_ == 2) return block_totals_impl<2>(s, block, node0, count);
+    if constexpr (simd_lanes >= 4) {
+      if (lanes_ == 4) return block_totals_impl<4>(s, block, node0, count);
+    }
+    return block_totals_impl<simd_lanes>(s, block, node0, count);
+#else
+    block_totals_impl<1>(s, block, node0, count);
+#endif
+  }
+
+  template <std::uint32_t L>
+  [[gnu::always_inline]] void block_totals_impl(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
     bool any = false;
     for (std::uint32_t b = 0; b < block; ++b) {
       std::int32_t* mask = s.block_mask.data() + std::size_t{b} * stride;
@@ -466,22 +486,24 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     }
     std::uint32_t i = 0;
 #if GPUSCHED_BATCH_SIMD
-    simd_int32 vbest[max_block];
-    for (std::uint32_t b = 0; b < block; ++b) vbest[b] = simd_int32{} - 1;
+    using V = typename simd<L>::f64;
+    using I32 = typename simd<L>::i32;
+    I32 vbest[max_block];
+    for (std::uint32_t b = 0; b < block; ++b) vbest[b] = I32{} - 1;
     if (any) {
-      for (; i + simd_lanes <= count; i += simd_lanes) {
+      for (; i + L <= count; i += L) {
         for (std::uint32_t b = 0; b < block; ++b) {
-          simd_double acc{};
-          if constexpr (any_scalar_scorer) acc = load_vector<simd_double>(s.block_extra.data() + std::size_t{b} * stride + i);
+          V acc{};
+          if constexpr (any_scalar_scorer) acc = load_lanes(s.block_extra.data() + std::size_t{b} * stride + i, lanes_tag<L>{});
           const score_args& sa = s.sargs[b];
           [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((acc += lane_scorer<S> ? formula::splat<simd_double>(weights_[I]) * lane_score<S>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
-                                    : simd_double{}),
+            ((acc += lane_scorer<S> ? (V{} + static_cast<double>(weights_[I])) * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+                                    : V{}),
              ...);
           }(std::index_sequence_for<S...>{});
-          const simd_int32 fits = load_vector<simd_int32>(s.block_mask.data() + std::size_t{b} * stride + i);
-          const simd_int32 t = fits != 0 ? __builtin_convertvector(acc, simd_int32) : simd_int32{} - 1;
-          store_vector(s.block_total.data() + std::size_t{b} * stride + i, t);
+          const I32 fits = load_lanes(s.block_mask.data() + std::size_t{b} * stride + i, lanes_tag<L>{});
+          const I32 t = fits != 0 ? __builtin_convertvector(acc, I32) : I32{} - 1;
+          store_lanes(s.block_total.data() + std::size_t{b} * stride + i, t);
           vbest[b] = vbest[b] > t ? vbest[b] : t;
         }
       }
@@ -490,7 +512,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     for (std::uint32_t b = 0; b < block; ++b) {
       std::int32_t best = -1;
 #if GPUSCHED_BATCH_SIMD
-      for (std::uint32_t l = 0; l < simd_lanes; ++l) best = std::max(best, vbest[b][l]);
+      for (std::uint32_t l = 0; l < L; ++l) best = std::max(best, vbest[b][l]);
 #endif
       const std::int32_t* mask = s.block_mask.data() + std::size_t{b} * stride;
       const double* extra = s.block_extra.data() + std::size_t{b} * stride;
@@ -525,6 +547,20 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // integers, and converted to int32 once.
   std::uint32_t tile_totals(const check_args& ca, const score_args& sa, std::uint32_t node0, std::uint32_t count, scratch& s,
                             std::int32_t& tile_max) const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    if (lanes_ == 2) return tile_totals_impl<2>(ca, sa, node0, count, s, tile_max);
+    if constexpr (simd_lanes >= 4) {
+      if (lanes_ == 4) return tile_totals_impl<4>(ca, sa, node0, count, s, tile_max);
+    }
+    return tile_totals_impl<simd_lanes>(ca, sa, node0, count, s, tile_max);
+#else
+    return tile_totals_impl<1>(ca, sa, node0, count, s, tile_max);
+#endif
+  }
+
+  template <std::uint32_t L>
+  [[gnu::always_inline]] std::uint32_t tile_totals_impl(const check_args& ca, const score_args& sa, std::uint32_t node0, std::uint32_t count,
+                                                        scratch& s, std::int32_t& tile_max) const noexcept {
     std::int32_t* __restrict mask = s.mask.data();
     std::int32_t* __restrict total = s.total.data();
     const std::uint32_t feasible = tile_mask(ca, node0, count, mask);
@@ -543,21 +579,23 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     std::uint32_t i = 0;
     std::int32_t best = -1;
 #if GPUSCHED_BATCH_SIMD
-    simd_int32 vbest = simd_int32{} - 1;
-    for (; i + simd_lanes <= count; i += simd_lanes) {
-      simd_double acc{};
-      if constexpr (any_scalar_scorer) acc = load_vector<simd_double>(extra + i);
+    using V = typename simd<L>::f64;
+    using I32 = typename simd<L>::i32;
+    I32 vbest = I32{} - 1;
+    for (; i + L <= count; i += L) {
+      V acc{};
+      if constexpr (any_scalar_scorer) acc = load_lanes(extra + i, lanes_tag<L>{});
       [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((acc += lane_scorer<S> ? formula::splat<simd_double>(weights_[I]) * lane_score<S>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
-                                : simd_double{}),
+        ((acc += lane_scorer<S> ? (V{} + static_cast<double>(weights_[I])) * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+                                : V{}),
          ...);
       }(std::index_sequence_for<S...>{});
-      const simd_int32 fits = load_vector<simd_int32>(mask + i);
-      const simd_int32 t = fits != 0 ? __builtin_convertvector(acc, simd_int32) : simd_int32{} - 1;
-      store_vector(total + i, t);
+      const I32 fits = load_lanes(mask + i, lanes_tag<L>{});
+      const I32 t = fits != 0 ? __builtin_convertvector(acc, I32) : I32{} - 1;
+      store_lanes(total + i, t);
       vbest = vbest > t ? vbest : t;
     }
-    for (std::uint32_t l = 0; l < simd_lanes; ++l) best = std::max(best, vbest[l]);
+    for (std::uint32_t l = 0; l < L; ++l) best = std::max(best, vbest[l]);
 #endif
     for (; i < count; ++i) {
       double acc = any_scalar_scorer ? extra[i] : 0.0;
@@ -574,13 +612,13 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   }
 
 #if GPUSCHED_BATCH_SIMD
-  template <class Sc>
-  static simd_double lane_score(const typename batch_plugin<Sc>::node_view& v, const typename batch_plugin<Sc>::pod_args& a,
-                                std::uint32_t n) noexcept {
-    if constexpr (HasLaneScore<Sc, simd_double>) {
-      return batch_plugin<Sc>::template score_as<simd_double>(v, a, n);
+  template <class Sc, std::uint32_t L>
+  GPUSCHED_BATCH_INLINE static typename simd<L>::f64 lane_score(const typename batch_plugin<Sc>::node_view& v, const typename batch_plugin<Sc>::pod_args& a,
+                                          std::uint32_t n) noexcept {
+    if constexpr (HasLaneScore<Sc, typename simd<L>::f64>) {
+      return batch_plugin<Sc>::template score_as<typename simd<L>::f64>(v, a, n);
     } else {
-      return simd_double{};
+      return typename simd<L>::f64{};
     }
   }
 #endif
@@ -659,8 +697,20 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key);
   }
 
+  // The compile target's SIMD width, capped at max_lanes (0: no cap).
+  static std::uint32_t pick_lanes(std::uint32_t max_lanes) noexcept {
+#if GPUSCHED_BATCH_SIMD
+    const std::uint32_t l = max_lanes == 0 ? simd_lanes : std::min(max_lanes, simd_lanes);
+    return l >= 8 ? 8 : l >= 4 ? 4 : 2;
+#else
+    (void)max_lanes;
+    return 1;
+#endif
+  }
+
   profile_type profile_;
   batch_options opts_;
+  std::uint32_t lanes_ = 1;
   std::unique_ptr<thread_pool> pool_;
   std::array<std::int32_t, scorer_count == 0 ? 1 : scorer_count> weights_{};
   std::tuple<typename batch_plugin<K>::prepared...> check_prep_;
@@ -677,5 +727,7 @@ template <class Profile>
 batch_scorer<Profile> make_batch_scorer(Profile profile, batch_options opts = {}) {
   return batch_scorer<Profile>(std::move(profile), opts);
 }
+
+}  // inline namespace GPUSCHED_BATCH_ABI
 
 }  // namespace gpusched::batch

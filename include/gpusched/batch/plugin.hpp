@@ -24,8 +24,9 @@
 //            static void fits_tile(const node_view&, const pod_args&, std::uint32_t first,
 //                                  std::uint32_t count, std::int32_t* mask);   mask[i] &= fits
 //
-// The foundation plugins are specialised in batch/foundation_plugins.hpp; a new plugin (FGD, a
-// host's own) adds its specialisation next to it and becomes usable by both engines.
+// The foundation plugins are specialised in batch/checks.hpp and batch/scorers.hpp, FGD in
+// batch/fgd_plugin.hpp; a new plugin (a host's own) adds its specialisation next to it and
+// becomes usable by both engines.
 #pragma once
 
 #include <array>

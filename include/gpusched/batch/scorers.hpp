@@ -134,7 +134,7 @@ struct resource_inputs {
   formula::reciprocal_division<T> div[resource_kinds];
   formula::reciprocal_division<T> by_weight_sum;
 
-  GPUSCHED_HD resource_inputs(const resource_columns::view& v, const double (&request)[resource_kinds], std::uint32_t n) noexcept {
+  GPUSCHED_BATCH_INLINE GPUSCHED_HD resource_inputs(const resource_columns::view& v, const double (&request)[resource_kinds], std::uint32_t n) noexcept {
     using io = lane_io<T>;
     for (int r = 0; r < resource_kinds; ++r) {
       requested[r] = io::load(v.base[r], n) + formula::splat<T>(request[r]);
@@ -183,7 +183,7 @@ struct node_resources_batch {
 
   // One node (T = double) or simd_lanes nodes (T = simd_double) from n.
   template <class T>
-  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+  GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     const resource_inputs<T> in(v, a.request, n);
     if constexpr (Least) {
       return formula::least_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
@@ -249,7 +249,7 @@ struct batch_plugin<load_aware> {
   }
 
   template <class T>
-  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+  GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     const detail::resource_inputs<T> in(v, a.request, n);
     return formula::least_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
   }
@@ -295,7 +295,7 @@ struct batch_plugin<qos_aware> {
   }
 
   template <class T>
-  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+  GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     using io = lane_io<T>;
     const int r = a.resource;
     return formula::qos_aware_score(a.qos, io::load(v.base[r], n) + formula::splat<T>(a.request), io::load(v.capacity[r], n),
@@ -352,7 +352,7 @@ struct batch_plugin<model_affinity> {
   }
 
   template <class T>
-  GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
+  GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     const auto served = lane_io<T>::load(v.served, n);
     return formula::model_affinity_score<T>(a.has_model_type, (served & a.same) != 0, (served & a.interfering) != 0);
   }

@@ -1,7 +1,12 @@
-// SIMD lanes for the CPU batch engine: GCC / Clang vector extensions, as wide as the target the
-// including code is compiled for (2 doubles with the x86-64 baseline, 4 with AVX, 8 with AVX-512),
-// and number_traits for them so that the formula templates of scoring/formulas.hpp run on a vector
-// of nodes at a time. The same formulas run on scalars in the per-pod plugins and the CUDA kernels.
+// SIMD lanes for the CPU batch engine: GCC / Clang vector extensions of 2, 4 or 8 doubles, with
+// number_traits for them so that the formula templates of scoring/formulas.hpp run on a vector of
+// nodes at a time. The same formulas run on scalars in the per-pod plugins and the CUDA kernels.
+//
+// simd_lanes is the width of the target the including code is compiled for, as with Eigen: 2 with
+// the x86-64 baseline, 4 with AVX, 8 with AVX-512. Compile with -march=native (or -mavx2,
+// -march=x86-64-v4, ...) for wide lanes; docs/batch.md shows the difference (about 4x).
+// (Run-time dispatch to wider forms was tried: GCC compiles the inlined generic-vector templates
+// poorly inside target("avx512f") functions of a baseline build, and warns under -Wpsabi.)
 #pragma once
 
 #include <cstdint>
@@ -10,10 +15,18 @@
 #include "gpusched/config.hpp"
 #include "gpusched/scoring/formulas.hpp"
 
+// Forces inlining of the lane functions into the engine's loops on the host; nvcc's GPUSCHED_HD
+// already inlines.
+#if defined(__GNUC__) && !defined(__CUDACC__)
+#define GPUSCHED_BATCH_INLINE [[gnu::always_inline]]
+#else
+#define GPUSCHED_BATCH_INLINE
+#endif
+
 namespace gpusched::batch {
 
-// Loads of the per-node arrays a batch kernel reads: one node (scalar T) or simd_lanes nodes
-// from n (T = simd_double).
+// Loads of the per-node arrays a batch kernel reads: one node (scalar T) or the lanes of a
+// vector T from node n.
 template <class T>
 struct lane_io {
   GPUSCHED_HD static double load(const double* p, std::uint32_t n) noexcept { return p[n]; }
@@ -31,6 +44,20 @@ struct lane_io {
 
 namespace gpusched::batch {
 
+// Translation units compiled with different SIMD settings must not share inline code that differs
+// (an AVX copy could be linked into a baseline caller); the settings name an inline namespace for
+// the code that depends on them. Still, as with Eigen, compile all translation units that use the
+// batch engine alike.
+#if defined(__AVX512F__)
+#define GPUSCHED_BATCH_ABI simd8
+#elif defined(__AVX__)
+#define GPUSCHED_BATCH_ABI simd4
+#elif defined(__SSE4_1__)
+#define GPUSCHED_BATCH_ABI simd2_sse41
+#else
+#define GPUSCHED_BATCH_ABI simd2
+#endif
+
 #if defined(__AVX512F__)
 inline constexpr std::uint32_t simd_lanes = 8;
 #elif defined(__AVX__)
@@ -39,65 +66,123 @@ inline constexpr std::uint32_t simd_lanes = 4;
 inline constexpr std::uint32_t simd_lanes = 2;
 #endif
 
-using simd_double = double __attribute__((vector_size(8 * simd_lanes)));
-using simd_uint64 = std::uint64_t __attribute__((vector_size(8 * simd_lanes)));
-using simd_int32 = std::int32_t __attribute__((vector_size(4 * simd_lanes)));
+// Vectors of L lanes, and their element-aligned forms for unaligned loads and stores (GCC and
+// Clang give a vector type its element's alias set, so a store of int32 lanes is known not to
+// touch doubles or pointers and loop-invariant loads stay hoisted; memcpy would alias everything).
+template <std::uint32_t L>
+struct simd;
+#define GPUSCHED_BATCH_SIMD_TYPES(L)                                                                   \
+  template <>                                                                                          \
+  struct simd<L> {                                                                                     \
+    using f64 = double __attribute__((vector_size(8 * (L))));                                          \
+    using u64 = std::uint64_t __attribute__((vector_size(8 * (L))));                                   \
+    using i32 = std::int32_t __attribute__((vector_size(4 * (L))));                                    \
+    using f64_u = double __attribute__((vector_size(8 * (L)), aligned(alignof(double))));              \
+    using u64_u = std::uint64_t __attribute__((vector_size(8 * (L)), aligned(alignof(std::uint64_t)))); \
+    using i32_u = std::int32_t __attribute__((vector_size(4 * (L)), aligned(alignof(std::int32_t))));   \
+  };
+GPUSCHED_BATCH_SIMD_TYPES(2)
+GPUSCHED_BATCH_SIMD_TYPES(4)
+GPUSCHED_BATCH_SIMD_TYPES(8)
+#undef GPUSCHED_BATCH_SIMD_TYPES
 
-template <class V, class E>
-inline V load_vector(const E* p) noexcept {
-  V v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class V, class E>
-inline void store_vector(E* p, V v) noexcept {
-  std::memcpy(p, &v, sizeof v);
-}
+using simd_double = simd<simd_lanes>::f64;
+using simd_uint64 = simd<simd_lanes>::u64;
+using simd_int32 = simd<simd_lanes>::i32;
 
-template <>
-struct lane_io<simd_double> {
-  static simd_double load(const double* p, std::uint32_t n) noexcept { return load_vector<simd_double>(p + n); }
-  static simd_uint64 load(const std::uint64_t* p, std::uint32_t n) noexcept { return load_vector<simd_uint64>(p + n); }
-};
-
-// Toward zero, lane by lane (values within int32).
-inline simd_double truncate_lanes(simd_double x) noexcept {
+// Loads, stores and truncation for each width. Plain overloads rather than templates: GCC places
+// a template's -Wpsabi note at the end of the translation unit, outside the pragma above.
 #if defined(__AVX512F__)
-  // The masked form: the unmasked one trips GCC 12's -Wmaybe-uninitialized (GCC bug 105593).
-  return _mm512_mask_roundscale_pd(x, static_cast<__mmask8>(0xFF), x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-#elif defined(__AVX__)
-  return _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-#elif defined(__SSE4_1__)
-  return _mm_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+// The masked form: the unmasked one trips GCC 12's -Wmaybe-uninitialized (GCC bug 105593).
+#define GPUSCHED_BATCH_TRUNC_8(x) _mm512_mask_roundscale_pd(x, static_cast<__mmask8>(0xFF), x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
 #else
-  return __builtin_convertvector(__builtin_convertvector(x, simd_int32), simd_double);
+#define GPUSCHED_BATCH_TRUNC_8(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<8>::i32), ::gpusched::batch::simd<8>::f64)
 #endif
-}
+#if defined(__AVX__)
+#define GPUSCHED_BATCH_TRUNC_4(x) _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#else
+#define GPUSCHED_BATCH_TRUNC_4(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<4>::i32), ::gpusched::batch::simd<4>::f64)
+#endif
+#if defined(__SSE4_1__)
+#define GPUSCHED_BATCH_TRUNC_2(x) _mm_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#else
+#define GPUSCHED_BATCH_TRUNC_2(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<2>::i32), ::gpusched::batch::simd<2>::f64)
+#endif
 
-// out[0..simd_lanes) += w * x, x holding integers within int32.
+#define GPUSCHED_BATCH_SIMD_OPS(L)                                                                             \
+  inline namespace GPUSCHED_BATCH_ABI {                                                                      \
+  [[gnu::always_inline]] inline simd<L>::f64 load_lanes(const double* p, lanes_tag<L>) noexcept {             \
+    return *reinterpret_cast<const simd<L>::f64_u*>(p);                                                      \
+  }                                                                                                          \
+  [[gnu::always_inline]] inline simd<L>::u64 load_lanes(const std::uint64_t* p, lanes_tag<L>) noexcept {      \
+    return *reinterpret_cast<const simd<L>::u64_u*>(p);                                                      \
+  }                                                                                                          \
+  [[gnu::always_inline]] inline simd<L>::i32 load_lanes(const std::int32_t* p, lanes_tag<L>) noexcept {       \
+    return *reinterpret_cast<const simd<L>::i32_u*>(p);                                                      \
+  }                                                                                                          \
+  [[gnu::always_inline]] inline void store_lanes(std::int32_t* p, simd<L>::i32 v) noexcept {                  \
+    *reinterpret_cast<simd<L>::i32_u*>(p) = v;                                                               \
+  }                                                                                                          \
+  [[gnu::always_inline]] inline simd<L>::f64 truncate_lanes(simd<L>::f64 x) noexcept { return GPUSCHED_BATCH_TRUNC_##L(x); } \
+  }                                                                                                          \
+  template <>                                                                                                \
+  struct lane_io<simd<L>::f64> {                                                                             \
+    [[gnu::always_inline]] static simd<L>::f64 load(const double* p, std::uint32_t n) noexcept {             \
+      return *reinterpret_cast<const simd<L>::f64_u*>(p + n);                                                \
+    }                                                                                                        \
+    [[gnu::always_inline]] static simd<L>::u64 load(const std::uint64_t* p, std::uint32_t n) noexcept {      \
+      return *reinterpret_cast<const simd<L>::u64_u*>(p + n);                                                \
+    }                                                                                                        \
+  };
+
+template <std::uint32_t L>
+struct lanes_tag {};
+// Only the widths the compile target has (a wider vector would be split, and is ABI-noisy).
+GPUSCHED_BATCH_SIMD_OPS(2)
+#if defined(__AVX__)
+GPUSCHED_BATCH_SIMD_OPS(4)
+#endif
+#if defined(__AVX512F__)
+GPUSCHED_BATCH_SIMD_OPS(8)
+#endif
+#undef GPUSCHED_BATCH_SIMD_OPS
+
+// Lanes of a vector of doubles.
+template <class V>
+inline constexpr std::uint32_t lanes_of = sizeof(V) / sizeof(double);
+
+inline namespace GPUSCHED_BATCH_ABI {
+// out[0..simd_lanes) += w * x and out = x, x holding integers within int32 (native width).
 inline void add_lanes(std::int32_t* out, std::int32_t w, simd_double x) noexcept {
-  simd_int32 o;
-  std::memcpy(&o, out, sizeof o);
-  o += w * __builtin_convertvector(x, simd_int32);
-  std::memcpy(out, &o, sizeof o);
+  store_lanes(out, load_lanes(out, lanes_tag<simd_lanes>{}) + w * __builtin_convertvector(x, simd_int32));
 }
-inline void store_lanes(std::int32_t* out, simd_double x) noexcept {
-  const simd_int32 o = __builtin_convertvector(x, simd_int32);
-  std::memcpy(out, &o, sizeof o);
-}
+inline void store_lanes(std::int32_t* out, simd_double x) noexcept { store_lanes(out, __builtin_convertvector(x, simd_int32)); }
+}  // inline namespace GPUSCHED_BATCH_ABI
 
 }  // namespace gpusched::batch
 
-template <>
-struct gpusched::formula::number_traits<gpusched::batch::simd_double> {
-  using V = gpusched::batch::simd_double;
-  template <class U>
-  static V from(U v) noexcept {
-    return V{} + static_cast<double>(v);
-  }
-  static V truncate(V x) noexcept { return gpusched::batch::truncate_lanes(x); }
-};
+#define GPUSCHED_BATCH_NUMBER_TRAITS(L)                                                                       \
+  template <>                                                                                                \
+  struct gpusched::formula::number_traits<gpusched::batch::simd<L>::f64> {                                   \
+    using V = gpusched::batch::simd<L>::f64;                                                                 \
+    [[gnu::always_inline]] static V from(double v) noexcept { return V{} + v; }                              \
+    [[gnu::always_inline]] static V from(std::int64_t v) noexcept { return V{} + static_cast<double>(v); }   \
+    [[gnu::always_inline]] static V from(std::int32_t v) noexcept { return V{} + static_cast<double>(v); }   \
+    [[gnu::always_inline]] static V truncate(V x) noexcept { return GPUSCHED_BATCH_TRUNC_##L(x); }             \
+  };
+GPUSCHED_BATCH_NUMBER_TRAITS(2)
+#if defined(__AVX__)
+GPUSCHED_BATCH_NUMBER_TRAITS(4)
+#endif
+#if defined(__AVX512F__)
+GPUSCHED_BATCH_NUMBER_TRAITS(8)
+#endif
+#undef GPUSCHED_BATCH_NUMBER_TRAITS
+#undef GPUSCHED_BATCH_TRUNC_2
+#undef GPUSCHED_BATCH_TRUNC_4
+#undef GPUSCHED_BATCH_TRUNC_8
 
 #else
 #define GPUSCHED_BATCH_SIMD 0
+#define GPUSCHED_BATCH_ABI scalar
 #endif
