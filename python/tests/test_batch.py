@@ -66,6 +66,8 @@ def test_bad_input() -> None:
         gs.BatchScorer(load_aware_weight=0)
     with pytest.raises(TypeError):
         gs.BatchScorer().scores(c, ["not a pod"])  # type: ignore[list-item]
+    with pytest.raises(gs.InvalidArgumentError, match="tie_break"):
+        gs.SeedStaticScheduler(tie_break="random")
     with pytest.raises(gs.InvalidArgumentError, match="cache_k"):
         gs.BatchScorer().assign_greedy(c, [POD], cache_k=0)
 
@@ -83,6 +85,10 @@ def test_batch_scores_are_schedule_ones(c: gs.Cluster, pods: list[gs.Pod], seed:
             assert r.score == row.max() == row[r.node] == top["score"][i, 0]  # schedule_one's tie is one of the best
         else:
             assert (row == -1).all() and top["node"][i, 0] == -1
+    # With the hashed tie-break schedule_one picks exactly the batch engine's best node.
+    hashed = gs.SeedStaticScheduler(seed=seed, tie_break="hashed")
+    assert [hashed.schedule_one(c, p).node if top["node"][i, 0] >= 0 else -1 for i, p in enumerate(pods)] == \
+        top["node"][:, 0].tolist()
 
 
 def test_python_scorer_next_to_the_batch_engine() -> None:

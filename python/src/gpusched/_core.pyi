@@ -360,8 +360,10 @@ class Scheduler:
     """
     Schedules pods with a Profile. Keeps what persists between cycles: the seeded tie-break generator, the round-robin start of partial scoring and reusable buffers.
     """
-    def __init__(self, profile: Profile, *, percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True) -> None:
-        ...
+    def __init__(self, profile: Profile, *, percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True, tie_break: str = 'reservoir') -> None:
+        """
+        tie_break: 'reservoir' (Kubernetes' uniform draw, seeded), 'hashed' (uniform and stateless, as BatchScorer ranks ties) or 'first_node'.
+        """
     def place_many(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], progress: typing.Any = None) -> list[ScheduleResult]:
         """
         Places the pods in order (each as place_one) with the GIL released; returns one result per pod. All or nothing: an exception (from a Python scorer, Ctrl-C) releases every placement of the call. `progress(done)` is called every 256 pods and at the end.
@@ -387,7 +389,7 @@ class SeedStaticScheduler:
     """
     The seed's profile (NodeResourcesFit + GPUCheck; LoadAware and ModelAffinity weighted) compiled as a static profile: a cross-check of the dynamic one.
     """
-    def __init__(self, *, load_aware_weight: typing.SupportsInt | typing.SupportsIndex = 10, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex = 5, interfering_pairs: collections.abc.Sequence[tuple[str, str]] = [], percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True) -> None:
+    def __init__(self, *, load_aware_weight: typing.SupportsInt | typing.SupportsIndex = 10, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex = 5, interfering_pairs: collections.abc.Sequence[tuple[str, str]] = [], percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True, tie_break: str = 'reservoir') -> None:
         ...
     def place_many(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], progress: typing.Any = None) -> list[ScheduleResult]:
         """
