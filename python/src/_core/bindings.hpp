@@ -6,8 +6,10 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <gpusched/core/binding.hpp>
@@ -89,6 +91,16 @@ py_result detach(const schedule_result& r, const C& c) {
   return out;
 }
 
+// A 1-d numpy array that takes over `v`'s buffer (no copy): the vector moves to the heap and a
+// capsule owned by the array frees it.
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+  auto* owned = new std::vector<T>(std::move(v));
+  py::capsule free_it(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({static_cast<py::ssize_t>(owned->size())}, {static_cast<py::ssize_t>(sizeof(T))},
+                        owned->data(), free_it);
+}
+
 // GPU indices <-> gpu_set.
 std::vector<int> gpu_list(gpu_set s);
 gpu_set gpu_mask(const std::vector<int>& gpus, const char* field);
@@ -96,6 +108,23 @@ gpu_set gpu_mask(const std::vector<int>& gpus, const char* field);
 // Node features of `nodes` as numpy arrays (the input of a Python scorer); defined in
 // register_python_scorer.cpp, used by Cluster.features too.
 py::object node_features_of(const cluster_t& c, const node_index* nodes, std::size_t count);
+
+// Calls a Python scorer `fn(features, pod)` for `nodes` of c (taking the GIL) and checks its scores
+// into out (errors name profile.score.<label>). Defined in register_python_scorer.cpp.
+void python_scores(const py::object& fn, const std::string& label, const cluster_t& c, const pod& p,
+                   std::span<const node_index> nodes, std::int64_t* out);
+
+// Holds a Python object in C++ that may be dropped without the GIL (taken to drop it).
+struct gil_safe_object {
+  py::object obj;
+  explicit gil_safe_object(py::object o) : obj(std::move(o)) {}
+  gil_safe_object(const gil_safe_object&) = delete;
+  gil_safe_object& operator=(const gil_safe_object&) = delete;
+  ~gil_safe_object() {
+    py::gil_scoped_acquire gil;
+    obj = py::object();
+  }
+};
 
 // Adds a scorer written in Python to a dynamic profile.
 void add_python_scorer(profile_t& p, py::object fn, std::int64_t weight, std::string name);

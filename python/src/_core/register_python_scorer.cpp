@@ -103,6 +103,14 @@ py::array_t<T> fresh(std::size_t n) {
 
 }  // namespace
 
+void python_scores(const py::object& fn, const std::string& label, const cluster_t& c, const pod& p,
+                   std::span<const node_index> nodes, std::int64_t* out) {
+  py::gil_scoped_acquire gil;
+  py::object feats = node_features_of(c, nodes.data(), nodes.size());
+  py::object res = fn(feats, p);
+  python_scorer{label, nullptr}.read_scores(res, nodes.size(), out);
+}
+
 py::object node_features_of(const cluster_t& c, const node_index* nodes, std::size_t m) {
   node_features f;
   f.node = fresh<std::int64_t>(m);

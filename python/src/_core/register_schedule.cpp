@@ -10,40 +10,31 @@
 #include <utility>
 #include <vector>
 
-#include <gpusched/preflight/gpu_check.hpp>
-#include <gpusched/preflight/resource_fit.hpp>
-#include <gpusched/profile/static_profile.hpp>
 #include <gpusched/schedule/transaction.hpp>
-#include <gpusched/scoring/load_aware.hpp>
-#include <gpusched/scoring/model_affinity.hpp>
 
 #include "bindings.hpp"
+#include "seed_profile.hpp"
 
 namespace gpusched::python {
 
 namespace {
 
-// The seed's profile as a type, checks in the order a config gives them (NodeResourcesFit, then
-// GPUCheck): the same decisions as the dynamic profile loaded from data/scheduler-config.yaml.
-using seed_static_profile =
-    static_profile<check_list<resource_fit, gpu_check>, score_list<load_aware, model_affinity>>;
-
-seed_static_profile make_seed_profile(std::int64_t load_aware_weight, std::int64_t model_affinity_weight,
-                                      const std::vector<std::pair<std::string, std::string>>& interfering) {
-  model_affinity ma;
-  for (const auto& [a, b] : interfering) {
-    ma.interfering.emplace_back(short_name(a, "interfering_pairs"), short_name(b, "interfering_pairs"));
-  }
-  return make_profile(checks(resource_fit{}, gpu_check{}),
-                      scores(weighted{load_aware{}, load_aware_weight}, weighted{std::move(ma), model_affinity_weight}));
-}
-
 // Checks percentage_of_nodes_to_score before the scheduler does, naming the Python argument.
-schedule_options make_options(int percentage, std::uint64_t seed, bool explain) {
+schedule_options make_options(int percentage, std::uint64_t seed, bool explain, const std::string& ties) {
   if (percentage < 0 || percentage > 100) {
     throw invalid_argument_error("percentage_of_nodes_to_score", "must be within 0..100, got " + std::to_string(percentage));
   }
-  return schedule_options{percentage, seed, explain};
+  schedule_options o{percentage, seed, explain};
+  if (ties == "reservoir") {
+    o.tie_break = tie_break_rule::reservoir;
+  } else if (ties == "hashed") {
+    o.tie_break = tie_break_rule::hashed;  // as the batch engine ranks ties
+  } else if (ties == "first_node") {
+    o.tie_break = tie_break_rule::first_node;
+  } else {
+    throw invalid_argument_error("tie_break", "must be 'reservoir', 'hashed' or 'first_node', got '" + ties + "'");
+  }
+  return o;
 }
 
 template <class Profile>
@@ -218,11 +209,13 @@ void register_schedule(py::module_& m) {
   py::class_<dyn> sched(m, "Scheduler",
                         "Schedules pods with a Profile. Keeps what persists between cycles: the seeded tie-break "
                         "generator, the round-robin start of partial scoring and reusable buffers.");
-  sched.def(py::init([](const profile_t& p, int percentage, std::uint64_t seed, bool explain) {
-              return new dyn{scheduler<cluster_t, profile_t>(p, make_options(percentage, seed, explain))};
+  sched.def(py::init([](const profile_t& p, int percentage, std::uint64_t seed, bool explain, const std::string& ties) {
+              return new dyn{scheduler<cluster_t, profile_t>(p, make_options(percentage, seed, explain, ties))};
             }),
             py::arg("profile"), py::kw_only(), py::arg("percentage_of_nodes_to_score") = 100, py::arg("seed") = 0,
-            py::arg("explain_scores") = true);
+            py::arg("explain_scores") = true, py::arg("tie_break") = "reservoir",
+            "tie_break: 'reservoir' (Kubernetes' uniform draw, seeded), 'hashed' (uniform and stateless, as "
+            "BatchScorer ranks ties) or 'first_node'.");
   bind_scheduler_methods(sched);
 
   using seed = py_scheduler<seed_static_profile>;
@@ -230,13 +223,14 @@ void register_schedule(py::module_& m) {
                               "The seed's profile (NodeResourcesFit + GPUCheck; LoadAware and ModelAffinity "
                               "weighted) compiled as a static profile: a cross-check of the dynamic one.");
   seed_sched.def(py::init([](std::int64_t la, std::int64_t ma, const std::vector<std::pair<std::string, std::string>>& pairs,
-                             int percentage, std::uint64_t s, bool explain) {
+                             int percentage, std::uint64_t s, bool explain, const std::string& ties) {
                    return new seed{scheduler<cluster_t, seed_static_profile>(make_seed_profile(la, ma, pairs),
-                                                                             make_options(percentage, s, explain))};
+                                                                             make_options(percentage, s, explain, ties))};
                  }),
                  py::kw_only(), py::arg("load_aware_weight") = 10, py::arg("model_affinity_weight") = 5,
                  py::arg("interfering_pairs") = std::vector<std::pair<std::string, std::string>>{},
-                 py::arg("percentage_of_nodes_to_score") = 100, py::arg("seed") = 0, py::arg("explain_scores") = true);
+                 py::arg("percentage_of_nodes_to_score") = 100, py::arg("seed") = 0, py::arg("explain_scores") = true,
+                 py::arg("tie_break") = "reservoir");
   bind_scheduler_methods(seed_sched);
 
   py::class_<py_transaction>(m, "Transaction",

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from gpusched._core import (
     GPU,
+    BatchScorer,
     Binding,
+    BoundCluster,
     Config,
     ConfigFileError,
+    GangPlacer,
+    GangResult,
     InvalidArgumentError,
     NodeFeatures,
     Pod,
+    PreemptionPlan,
+    Preemptor,
     Profile,
     QoS,
     ScheduleResult,
+    SchedulingQueue,
     SeedStaticScheduler,
     Tier,
     Transaction,
@@ -22,17 +29,24 @@ from gpusched.api import Cluster, Scheduler, load_config, pods_from_arrays
 
 __all__ = [
     "GPU",
+    "BatchScorer",
     "Binding",
+    "BoundCluster",
     "Cluster",
     "Config",
     "ConfigFileError",
+    "GangPlacer",
+    "GangResult",
     "InvalidArgumentError",
     "NodeFeatures",
     "Pod",
+    "PreemptionPlan",
+    "Preemptor",
     "Profile",
     "QoS",
     "ScheduleResult",
     "Scheduler",
+    "SchedulingQueue",
     "SeedStaticScheduler",
     "Tier",
     "Transaction",
@@ -40,3 +54,7 @@ __all__ = [
     "load_config",
     "pods_from_arrays",
 ]
+
+from gpusched import experiment, sim  # noqa: E402  (submodules: the simulator and the seed experiment)
+
+__all__ += ["experiment", "sim"]

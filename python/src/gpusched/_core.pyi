@@ -7,7 +7,7 @@ import enum
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['Binding', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'Profile', 'QoS', 'ScheduleResult', 'Scheduler', 'SeedStaticScheduler', 'Tier', 'Transaction']
+__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_metrics', 'experiment_run_once', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise']
 class InvalidArgumentError(ValueError):
     """
     A value given to gpusched is invalid; `field` names it ("pod 'p'.gpu_milli"). Nothing was changed.
@@ -360,8 +360,10 @@ class Scheduler:
     """
     Schedules pods with a Profile. Keeps what persists between cycles: the seeded tie-break generator, the round-robin start of partial scoring and reusable buffers.
     """
-    def __init__(self, profile: Profile, *, percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True) -> None:
-        ...
+    def __init__(self, profile: Profile, *, percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True, tie_break: str = 'reservoir') -> None:
+        """
+        tie_break: 'reservoir' (Kubernetes' uniform draw, seeded), 'hashed' (uniform and stateless, as BatchScorer ranks ties) or 'first_node'.
+        """
     def place_many(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], progress: typing.Any = None) -> list[ScheduleResult]:
         """
         Places the pods in order (each as place_one) with the GIL released; returns one result per pod. All or nothing: an exception (from a Python scorer, Ctrl-C) releases every placement of the call. `progress(done)` is called every 256 pods and at the end.
@@ -387,7 +389,7 @@ class SeedStaticScheduler:
     """
     The seed's profile (NodeResourcesFit + GPUCheck; LoadAware and ModelAffinity weighted) compiled as a static profile: a cross-check of the dynamic one.
     """
-    def __init__(self, *, load_aware_weight: typing.SupportsInt | typing.SupportsIndex = 10, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex = 5, interfering_pairs: collections.abc.Sequence[tuple[str, str]] = [], percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True) -> None:
+    def __init__(self, *, load_aware_weight: typing.SupportsInt | typing.SupportsIndex = 10, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex = 5, interfering_pairs: collections.abc.Sequence[tuple[str, str]] = [], percentage_of_nodes_to_score: typing.SupportsInt | typing.SupportsIndex = 100, seed: typing.SupportsInt | typing.SupportsIndex = 0, explain_scores: bool = True, tie_break: str = 'reservoir') -> None:
         ...
     def place_many(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], progress: typing.Any = None) -> list[ScheduleResult]:
         """
@@ -521,8 +523,311 @@ class NodeFeatures:
         """
         node index in the cluster (int64)
         """
+class Trace:
+    """
+    An openb-format trace (nodes and pods, pods in name order) with its typical pod shapes; immutable.
+    """
+    @staticmethod
+    def load(nodes: str, pods: str) -> Trace:
+        """
+        Reads an openb node list and pod list (11- or 5-column CSV). A malformed row raises ConfigFileError with file and line.
+        """
+    def __len__(self) -> int:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def node_columns(self) -> dict:
+        """
+        The nodes (file order) as numpy columns: name, cpu_milli, memory_mib, gpu_count, gpu_model.
+        """
+    def pod_columns(self) -> dict:
+        """
+        The pods (name order) as numpy columns: name (list), cpu_milli, memory_mib, num_gpu, gpu_milli, creation_time, deletion_time (0 in 5-column files).
+        """
+    @property
+    def gpu_milli_capacity(self) -> int:
+        ...
+    @property
+    def has_times(self) -> bool:
+        """
+        Whether every pod has creation and deletion times (needed by run_dynamic).
+        """
+    @property
+    def nodes_file(self) -> str:
+        ...
+    @property
+    def num_nodes(self) -> int:
+        ...
+    @property
+    def num_pods(self) -> int:
+        ...
+    @property
+    def pods_file(self) -> str:
+        ...
+class Scenario:
+    """
+    The seed experiment's scenario (serving services, training jobs, node pool, profiles); immutable.
+    """
+    @staticmethod
+    def load(path: str) -> Scenario:
+        """
+        Reads a scenario YAML (errors: ConfigFileError with file and line).
+        """
+    def __repr__(self) -> str:
+        ...
+    @property
+    def duration_s(self) -> float:
+        ...
+    @property
+    def file(self) -> str:
+        ...
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def num_nodes(self) -> int:
+        ...
+    @property
+    def profiles(self) -> list[str]:
+        """
+        Profile names run_once accepts: the built-in kube-default and the scenario's.
+        """
+    @property
+    def seeds(self) -> list[int]:
+        ...
+class BatchScorer:
+    """
+    The batch engine over the seed's profile (the SeedStaticScheduler's): every (pod, node) pair checked and scored as schedule_one would, vectorised and multi-threaded. Ties rank by a hash of (seed, pod name, node), not schedule_one's random draw.
+    """
+    def __init__(self, *, load_aware_weight: typing.SupportsInt | typing.SupportsIndex = 10, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex = 5, interfering_pairs: collections.abc.Sequence[tuple[str, str]] = [], seed: typing.SupportsInt | typing.SupportsIndex = 0, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+        ...
+    def assign_greedy(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], *, apply: bool = False, cache_k: typing.SupportsInt | typing.SupportsIndex = 64, one_per_round: bool = False) -> dict:
+        """
+        Places the whole batch by greedy rounds (docs/batch.md). Returns {'node' (per pod, -1 unplaced), 'score', 'order' (commit order), 'gpus' (per pod, None unplaced), 'bindings' [(pod index, Binding)], 'placed', 'rounds', 'total_score'}. apply=True reserves the bindings on the cluster (all or nothing); otherwise the cluster is unchanged.
+        """
+    def scores(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], *, python_scores: collections.abc.Sequence[tuple[typing.Any, typing.SupportsInt | typing.SupportsIndex, str]] = []) -> numpy.typing.NDArray[numpy.int32]:
+        """
+        The weighted totals, a (pods, nodes) int32 array, -1 where a check fails; the array owns the engine's buffer (no copy). Releases the GIL. python_scores: [(fn, weight, name)] scorers written in Python (fn(NodeFeatures, Pod) -> scores 0..100), called once per pod with its feasible nodes; weight x score is added to those entries.
+        """
+    def top_k(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], k: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
+        """
+        The k best nodes per pod, best first: {'node': (pods, k) int32, 'score': (pods, k) int32 (-1 padding when fewer fit), 'feasible': (pods,) int64 feasible-node counts}.
+        """
+    @property
+    def seed(self) -> int:
+        ...
+    @property
+    def threads(self) -> int:
+        ...
+class GangResult:
+    """
+    The outcome of GangPlacer.place: all members' bindings, or why not.
+    """
+    def __bool__(self) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def release(self, cluster: Cluster) -> None:
+        """
+        Gives every member's resources back (the gang finished or was evicted whole).
+        """
+    @property
+    def explanation(self) -> str:
+        ...
+    @property
+    def failure(self) -> typing.Any:
+        """
+        None when placed; else {'role', 'placed', 'needed', 'rejections'}.
+        """
+    @property
+    def members(self) -> list[tuple[str, int, Binding]]:
+        """
+        [(role, ordinal, Binding)] in placement order; empty when not placed.
+        """
+    @property
+    def name(self) -> str:
+        ...
+    @property
+    def nodes_used(self) -> int:
+        ...
+    @property
+    def per_role(self) -> list[int]:
+        ...
+    @property
+    def placed(self) -> bool:
+        ...
+    @property
+    def racks_used(self) -> int:
+        ...
+class GangPlacer:
+    """
+    All-or-nothing, topology-aware placement of gangs with a Profile (docs/gang.md).
+    """
+    def __init__(self, profile: Profile, *, elastic: bool = True, prefer_racks: bool = True) -> None:
+        ...
+    def place(self, cluster: Cluster, name: str, roles: collections.abc.Sequence[tuple[str, Pod, typing.SupportsInt | typing.SupportsIndex, typing.SupportsInt | typing.SupportsIndex]], *, priority: typing.SupportsInt | typing.SupportsIndex = 0, submit_time: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> GangResult:
+        """
+        Places every member or none. roles: [(role name, Pod, min_count, desired_count)]. Releases the GIL.
+        """
+class SchedulingQueue:
+    """
+    Which pending pod or gang goes next (docs/queue.md): prod before dev (every dev_share_period-th contended pop takes dev), aging by age_step_s, fair share by tenant, FIFO; unschedulable units back off and park until a cluster event. Times are seconds and must not go backwards. Tickets are integers.
+    """
+    def __init__(self, *, age_step_s: typing.SupportsFloat | typing.SupportsIndex = 60.0, dev_share_period: typing.SupportsInt | typing.SupportsIndex = 0, initial_backoff_s: typing.SupportsFloat | typing.SupportsIndex = 1.0, max_backoff_s: typing.SupportsFloat | typing.SupportsIndex = 10.0, max_unschedulable_s: typing.SupportsFloat | typing.SupportsIndex = 300.0, timeout_s: typing.SupportsFloat | typing.SupportsIndex = 0.0, history: typing.SupportsInt | typing.SupportsIndex = 8) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
+    def expired(self, now: typing.SupportsFloat | typing.SupportsIndex) -> list:
+        """
+        Units queued for timeout_s or more, dropped: [{'pods' (names), 'waited', 'attempts', 'explanation'}].
+        """
+    def on_cluster_event(self, event: str, now: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        'node_added' or 'resources_released': wakes the parked units it could help.
+        """
+    def pop(self, now: typing.SupportsFloat | typing.SupportsIndex) -> typing.Any:
+        """
+        The next ready unit, or None: {'ticket', 'pods', 'tier', 'priority', 'effective_priority', 'waited', 'attempts'}. Resolve it with scheduled() or unschedulable().
+        """
+    def push(self, pod: Pod, now: typing.SupportsFloat | typing.SupportsIndex) -> int:
+        """
+        Queues a copy of the pod; returns its unit's ticket (a gang member: its gang's, ready once gang_min_members have arrived).
+        """
+    def ready_count(self, tier: str) -> int:
+        ...
+    def released(self, pod: Pod) -> None:
+        """
+        A bound pod finished or was evicted: its requests leave its tenant's share.
+        """
+    def remove(self, ticket: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        Drops a unit in any state (the pod was deleted).
+        """
+    def scheduled(self, ticket: typing.SupportsInt | typing.SupportsIndex, now: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        """
+        The popped unit was placed; its ticket ends.
+        """
+    def set_capacity(self, cpu_milli: typing.SupportsInt | typing.SupportsIndex, memory_mib: typing.SupportsInt | typing.SupportsIndex, gpu_milli: typing.SupportsInt | typing.SupportsIndex) -> None:
+        """
+        The cluster's total, for dominant shares.
+        """
+    def set_tenant_weight(self, tenant: str, weight: typing.SupportsFloat | typing.SupportsIndex) -> None:
+        ...
+    def tenant_share(self, tenant: str) -> float:
+        """
+        The tenant's weighted dominant share of the capacity.
+        """
+    def unschedulable(self, ticket: typing.SupportsInt | typing.SupportsIndex, now: typing.SupportsFloat | typing.SupportsIndex, why: ScheduleResult = None) -> None:
+        """
+        The popped unit did not fit (why: the ScheduleResult that says so): it backs off and parks.
+        """
+class BoundCluster:
+    """
+    A cluster that also records which pods run where (priority, start time, gang): what preemption needs. Built from a copy of a Cluster's nodes and loads.
+    """
+    __hash__: typing.ClassVar[None] = None
+    def __eq__(self, arg0: BoundCluster) -> bool:
+        ...
+    def __init__(self, cluster: Cluster) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
+    def bind(self, pod: Pod, binding: Binding, start_time: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> int:
+        """
+        Reserves and records; returns the pod's id. A binding the cluster refuses raises and changes nothing.
+        """
+    def copy(self) -> BoundCluster:
+        ...
+    def find(self, name: str) -> typing.Any:
+        """
+        The Binding of the bound pod of that name, or None.
+        """
+    def pods_on(self, node: typing.SupportsInt | typing.SupportsIndex) -> list[tuple[int, str, int, float]]:
+        """
+        [(id, name, priority, start_time)] of the pods bound on the node.
+        """
+    def unbind(self, id: typing.SupportsInt | typing.SupportsIndex) -> None:
+        ...
+    @property
+    def bound_count(self) -> int:
+        ...
+    @property
+    def gpu_milli_allocated(self) -> int:
+        ...
+class PreemptionPlan:
+    """
+    Which victims would let the pod fit, and where (a dry run).
+    """
+    def __bool__(self) -> bool:
+        ...
+    def __repr__(self) -> str:
+        ...
+    @property
+    def binding(self) -> typing.Any:
+        ...
+    @property
+    def candidates(self) -> int:
+        ...
+    @property
+    def examined(self) -> int:
+        ...
+    @property
+    def explanation(self) -> str:
+        ...
+    @property
+    def found(self) -> bool:
+        ...
+    @property
+    def gangs(self) -> int:
+        ...
+    @property
+    def node(self) -> typing.Any:
+        ...
+    @property
+    def victims(self) -> list[tuple[str, int, int, int]]:
+        """
+        [(name, id, node, priority)], most important first; members of a victim gang on other nodes included.
+        """
+class Preemptor:
+    """
+    Kubernetes' DefaultPreemption with GPUCheck + NodeResourcesFit: the cheapest set of lower-priority victims (whole gangs) that lets a pod fit (docs/preemption.md).
+    """
+    def __init__(self, *, seed: typing.SupportsInt | typing.SupportsIndex = 0, protect_guaranteed: bool = False, sample_candidates: bool = True) -> None:
+        ...
+    def apply(self, cluster: BoundCluster, plan: PreemptionPlan, now: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+        """
+        Evicts the victims and binds the pod, as one transaction; a stale plan raises InvalidArgumentError and changes nothing.
+        """
+    def plan(self, cluster: BoundCluster, pod: Pod, now: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> PreemptionPlan:
+        """
+        The dry run; changes nothing.
+        """
 def _parse_config(text: str, source: str, python_scores: dict) -> Config:
     """
     Parses a KubeSchedulerConfiguration (use gpusched.load_config). Errors raise ConfigFileError with file:line.
+    """
+def experiment_metrics() -> list[tuple[str, str]]:
+    """
+    The run metrics as (key, label) pairs in report order; jct_mean_s is in seconds (the report's label says hours: it divides by 3600).
+    """
+def experiment_run_once(scenario: Scenario, profile: str, seed: typing.SupportsInt | typing.SupportsIndex, duration_s: typing.SupportsFloat | typing.SupportsIndex | None = None) -> dict:
+    """
+    Runs one profile on one seed (duration_s: the scenario's when None); releases the GIL. Returns the run's metrics as a dict (see experiment_metrics()).
+    """
+def run_dynamic(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, time_scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, sample_period_s: typing.SupportsInt | typing.SupportsIndex = 21600) -> dict:
+    """
+    Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, frag_amount_pct as numpy arrays) and the run's scalars.
+    """
+def run_paper(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, tune: typing.SupportsFloat | typing.SupportsIndex = 1.3, shuffle: bool = True, record_events: bool = True, max_pct: typing.SupportsInt | typing.SupportsIndex | None = None) -> dict:
+    """
+    Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), final_* scalars, pods_arrived, pods_failed, failed_by_shape, seconds.
+    """
+def sim_policies() -> list:
+    """
+    The simulator's policies: name, summary, and the FGD paper's published GPU allocation % on the default openb trace at 130% arrived (None for gpusched's own).
+    """
+def summarise(x: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> tuple[float, float]:
+    """
+    Mean and 95% confidence half-width (Student's t, sample standard deviation): (mean, half); half is 0 with fewer than two values.
     """
 __version__: str = '0.1.0'

@@ -143,6 +143,7 @@ class Scheduler(_core.Scheduler):
         *,
         seed: int = 0,
         explain_scores: bool = True,
+        tie_break: str = "reservoir",
     ) -> Scheduler:
         """The scheduler of one profile of a config (the only one when scheduler_name is None),
         with the profile's percentageOfNodesToScore."""
@@ -156,6 +157,7 @@ class Scheduler(_core.Scheduler):
             percentage_of_nodes_to_score=config.percentage_of_nodes_to_score(scheduler_name),
             seed=seed,
             explain_scores=explain_scores,
+            tie_break=tie_break,
         )
 
     def place_all(

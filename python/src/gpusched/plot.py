@@ -224,3 +224,24 @@ def plot_ab_table(
     if path is not None:
         fig.savefig(os.fspath(path), dpi=150)
     return fig
+
+
+def plot_experiment_ab(
+    ab: Mapping[str, Any],
+    path: Optional[Union[str, os.PathLike[str]]] = None,
+    *,
+    a: Optional[str] = None,
+    b: Optional[str] = None,
+    title: Optional[str] = None,
+) -> Figure:
+    """The seed experiment's A/B table (the result of ``gpusched.experiment.run_ab``) as a figure:
+    the mean over seeds of every metric for profiles ``a`` and ``b`` (default: the first two) and
+    B's change. The title says the scenario, seeds and simulated duration unless given."""
+    from gpusched.experiment import ab_table
+
+    t = ab_table(dict(ab), a, b)
+    if title is None:
+        seeds = ab["seeds"]
+        title = f"{ab['scenario']}: mean of {len(seeds)} seeds, {ab['duration_s']:.0f} s simulated per run"
+    return plot_ab_table(t["A"], t["B"], path, a_label=t["a_label"], b_label=t["b_label"],
+                         lower_is_better=t["lower_is_better"], title=title)

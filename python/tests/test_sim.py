@@ -1,0 +1,157 @@
+"""The openb trace replay: tiny traces worked out by hand (paper protocol and dynamic mode), the
+default openb trace against the FGD paper's published figure, and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import gpusched as gs
+from gpusched import plot
+from conftest import REPO
+
+NODES = "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16000,1,T4\nn2,8000,16000,1,T4\n"
+HEADER = "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n"
+
+
+def write(tmp: Path, nodes: str, pods: str) -> gs.sim.Trace:
+    (tmp / "nodes.csv").write_text(nodes)
+    (tmp / "pods.csv").write_text(pods)
+    return gs.sim.Trace.load(str(tmp / "nodes.csv"), str(tmp / "pods.csv"))
+
+
+@pytest.mark.parametrize("policy", ["Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "gpusched"])
+def test_paper_replay_by_hand(tmp_path: Path, policy: str) -> None:
+    # Two 1-GPU nodes (capacity 2000 milli); pods a, b (whole GPUs), c (half): a and b fill the
+    # GPUs, c fits nowhere. Arrived 1000, 2000, 2500 milli = 50, 100, 125 %; allocated 50, 100, 100 %.
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+              "a,1000,1000,1,1000\nb,1000,1000,1,1000\nc,1000,1000,1,500\n")
+    assert (t.num_nodes, t.num_pods, t.gpu_milli_capacity, t.has_times) == (2, 3, 2000, False)
+    r = gs.sim.run_paper(t, policy, seed=7, tune=0, shuffle=False)
+    assert (r["pods_arrived"], r["pods_failed"]) == (3, 1)
+    assert r["failed_by_shape"] == {"cpu=1000m gpu=1x500": 1}
+    assert r["final_arrived_pct"] == 125.0 and r["final_allocation_pct"] == 100.0
+    np.testing.assert_array_equal(r["event_arrived_pct"], [50.0, 100.0, 125.0])
+    np.testing.assert_array_equal(r["event_allocation_pct"], [50.0, 100.0, 100.0])
+    # merge_alloc_discrete: buckets 0..125; an empty bucket takes the events within +-1 of it.
+    np.testing.assert_array_equal(r["arrived_pct"], [49, 50, 51, 99, 100, 101, 124, 125])
+    np.testing.assert_array_equal(r["allocation_pct"], [50, 50, 50, 100, 100, 100, 100, 100])
+    assert r["arrived_pct"].dtype == np.int64 and r["allocation_pct"].dtype == np.float64
+    assert r["policy"] == policy and r["seed"] == 7
+    assert "event_arrived_pct" not in gs.sim.run_paper(t, policy, tune=0, record_events=False)
+
+
+def test_dynamic_replay_by_hand(tmp_path: Path) -> None:
+    # One 1-GPU node. a runs 0..100; b arrives at 10, waits until a leaves at 100 (delay 90), runs 190 s.
+    t = write(tmp_path, "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16000,1,T4\n",
+              HEADER + "a,1000,1000,1,1000,,LS,Succeeded,0,100,0\nb,1000,1000,1,1000,,BE,Succeeded,10,200,10\n")
+    r = gs.sim.run_dynamic(t, "BestFit", sample_period_s=50)
+    assert (r["pods"], r["placed_pods"], r["placed_after_wait"], r["withdrawn_pods"]) == (2, 2, 1, 0)
+    assert (r["start_s"], r["end_s"], r["last_event_s"], r["max_pending_pods"]) == (0, 10, 290, 1)
+    assert r["queueing_delay_s"] == {"mean": 45.0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 90.0}
+    assert r["time_weighted_allocation_pct"] == 100.0  # [0, 10]: a holds the only GPU
+    # Samples every 50 s from 0, the state before that second's events: b waits over 10..100.
+    np.testing.assert_array_equal(r["time_s"], [0, 50, 100, 150, 200, 250])
+    np.testing.assert_array_equal(r["pending_pods"], [0, 1, 1, 0, 0, 0])
+    np.testing.assert_array_equal(r["allocation_pct"], [0, 100, 100, 100, 100, 100])
+
+
+def test_openb_fgd_matches_the_paper() -> None:
+    t = gs.sim.load_openb(REPO / "data" / "openb")
+    assert (t.num_nodes, t.num_pods) == (1213, 8152)
+    r = gs.sim.run_paper(t, "FGD", seed=42)
+    # Weng et al. ATC'23 Fig. 9(a): FGD allocates 95.39% (mean of seeds 42-51) at 130% arrived.
+    assert abs(r["allocation_pct_at_tune"] - 95.39) < 0.5
+    assert r["arrived_pct"][-1] == 130
+
+
+def test_replay_runs_policies_by_seeds_for_the_plot(tmp_path: Path) -> None:
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,1000\n")
+    data = gs.sim.replay(t, ["BestFit", "FGD"], seeds=[1, 2, 3], tune=0, progress=False, workers=2)
+    assert [(r["policy"], r["seed"]) for r in data["runs"]] == [
+        ("BestFit", 1), ("BestFit", 2), ("BestFit", 3), ("FGD", 1), ("FGD", 2), ("FGD", 3)]
+    assert gs.sim.final_allocation(data, at="final_allocation_pct") == {"BestFit": [50.0] * 3, "FGD": [50.0] * 3}
+    curves = plot.allocation_curves(data)
+    assert [c.policy for c in curves] == ["BestFit", "FGD"]
+
+
+def test_policies_listed_with_published_figures() -> None:
+    ps = {p["name"]: p["paper_allocation_pct"] for p in gs.sim.sim_policies()}
+    assert ps["FGD"] == 95.39 and ps["gpusched"] is None
+    assert gs.sim.policy_names() == list(ps)
+
+
+def test_bad_input(tmp_path: Path) -> None:
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,1000\n")
+    with pytest.raises(gs.InvalidArgumentError, match="unknown policy 'Tetris'") as e:
+        gs.sim.run_paper(t, "Tetris")
+    assert e.value.field == "policy"  # type: ignore[attr-defined]
+    with pytest.raises(gs.InvalidArgumentError, match="tune"):
+        gs.sim.run_paper(t, "FGD", tune=float("nan"))
+    with pytest.raises(TypeError):
+        gs.sim.run_paper(t, "FGD", seed=-1)
+    with pytest.raises(gs.InvalidArgumentError, match="creation_time"):
+        gs.sim.run_dynamic(t, "FGD")  # a 5-column pod file has no times
+    with pytest.raises(gs.InvalidArgumentError, match="seeds\\[1\\]"):
+        gs.sim.replay(t, "FGD", seeds=[1, -2], progress=False)
+    with pytest.raises(gs.InvalidArgumentError, match="mode"):
+        gs.sim.replay(t, "FGD", mode="fast", progress=False)
+    (tmp_path / "bad.csv").write_text("name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,-5,1,1000\n")
+    with pytest.raises(gs.ConfigFileError, match="memory_mib") as f:
+        gs.sim.Trace.load(str(tmp_path / "nodes.csv"), str(tmp_path / "bad.csv"))
+    assert f.value.line == 2  # type: ignore[attr-defined]
+    with pytest.raises(FileNotFoundError):
+        gs.sim.load_openb(tmp_path)
+
+
+def test_columns(tmp_path: Path) -> None:
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nb,1000,1000,1,500\na,2000,3000,2,1000\n")
+    p = t.pod_columns()
+    assert p["name"] == ["a", "b"]  # name order, as the authors sort
+    np.testing.assert_array_equal(p["gpu_milli"], [1000, 500])
+    n = t.node_columns()
+    assert n["name"] == ["n1", "n2"] and n["gpu_model"] == ["T4", "T4"]
+    np.testing.assert_array_equal(n["gpu_count"], [1, 1])
+
+
+def test_python_policy_in_the_replay(tmp_path: Path) -> None:
+    # Node n1 already half used by 'a' (0.5 GPU); 'b' wants 0.5 GPU. A numpy best-fit (least free
+    # share after placement) puts it on n1; a worst-fit on n2. Both then leave c (1 GPU) one node or none.
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,500\nb,1000,1000,1,500\n"
+              "c,1000,1000,1,1000\n")
+    seen: list[int] = []
+
+    def best_fit(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        seen.append(len(f.node))
+        return 100 - (f.gpu_milli_free - pod.gpu_milli_total) // 10
+
+    def worst_fit(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        return (f.gpu_milli_free - pod.gpu_milli_total) // 10
+
+    packed = gs.sim.run_paper(t, best_fit, tune=0, shuffle=False)
+    spread = gs.sim.run_paper(t, worst_fit, tune=0, shuffle=False)
+    assert packed["policy"] == "best_fit" and packed["pods_failed"] == 0 and packed["final_allocation_pct"] == 100.0
+    assert spread["pods_failed"] == 1 and spread["failed_by_shape"] == {"cpu=1000m gpu=1x1000": 1}
+    assert seen == [2, 2, 1]  # called once per pod with the feasible nodes only
+    data = gs.sim.replay(t, [best_fit, "BestFit"], seeds=[1], tune=0, progress=False)
+    assert [r["policy"] for r in data["runs"]] == ["best_fit", "BestFit"]
+
+
+def test_python_policy_errors(tmp_path: Path) -> None:
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,500\n")
+
+    def boom(f: gs.NodeFeatures, pod: gs.Pod) -> np.ndarray:
+        raise KeyError("boom")
+
+    with pytest.raises(KeyError, match="boom"):
+        gs.sim.run_paper(t, boom)
+    with pytest.raises(gs.InvalidArgumentError, match="one per node") as e:
+        gs.sim.run_paper(t, lambda f, p: np.zeros(5))
+    assert e.value.field == "profile.score.<lambda>"  # type: ignore[attr-defined]
+    with pytest.raises(gs.InvalidArgumentError, match="0..100"):
+        gs.sim.run_dynamic(write(tmp_path, NODES, HEADER + "a,1000,1000,1,1000,,LS,Running,0,10,0\n"),
+                           lambda f, p: np.full(len(f.node), 101))
+    with pytest.raises(TypeError, match="policy"):
+        gs.sim.run_paper(t, 3)  # type: ignore[call-overload]
