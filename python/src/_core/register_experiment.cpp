@@ -45,6 +45,9 @@ constexpr metric_field metric_fields[] = {
     {"preemptions", &ex::run_metrics::preemptions},
     {"partial_gang_gpu_hours", &ex::run_metrics::partial_gang_gpu_hours},
     {"oom_crashes", &ex::run_metrics::oom_crashes},
+    {"leak_restarts", &ex::run_metrics::leak_restarts},
+    {"jobs_restarted", &ex::run_metrics::jobs_restarted},
+    {"replicas_pending_s", &ex::run_metrics::replicas_pending_s},
 };
 
 py::dict metrics_dict(const ex::run_metrics& r) {

@@ -34,7 +34,7 @@ __all__ = [
 # Metrics where a smaller value is the better one (the A/B figure colours by it).
 LOWER_IS_BETTER = frozenset(
     {"p50_ms", "p95_ms", "p99_ms", "gpu_util_swing_pct", "jct_mean_s", "preemptions", "partial_gang_gpu_hours",
-     "oom_crashes"}
+     "oom_crashes", "jobs_restarted", "replicas_pending_s"}
 )
 
 
