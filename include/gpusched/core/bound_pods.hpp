@@ -135,6 +135,21 @@ concept GangIndexed = PodsOnNodes<C> && requires(const C& c, gang_key g, pod_id 
   { bound_traits_of<C>::find_bound_pod(c, id) } -> std::convertible_to<const bound_pod*>;
 };
 
+// The bound pod `id`, expected on `node`: through the cluster's gang index where it has one, else
+// by a scan of that node's pods. nullptr when it is not bound (there).
+template <PodsOnNodes C>
+const bound_pod* find_bound(const C& c, pod_id id, node_index node) {
+  if constexpr (GangIndexed<C>) {
+    return bound_traits_of<C>::find_bound_pod(c, id);
+  } else {
+    if (node >= num_nodes(c)) return nullptr;
+    for (const bound_pod& bp : bound_traits_of<C>::bound_pods(c, node)) {
+      if (bp.id == id) return &bp;
+    }
+    return nullptr;
+  }
+}
+
 template <class C>
 concept QosAccounted = Cluster<C> && requires(const C& c, node_index n) {
   { bound_traits_of<C>::node_qos_allocation(c, n) } -> std::convertible_to<qos_allocation>;

@@ -206,7 +206,7 @@ class gang_preemptor {
       throw invalid_argument_error("gang_preemption_plan", "is for gang '" + plan.gang + "', not '" + pg.spec.name + "'");
     }
     for (const auto& v : plan.victims) {
-      const bound_pod* b = locate(c, v.record.id, v.record.where.node);
+      const bound_pod* b = find_bound(c, v.record.id, v.record.where.node);
       if (b == nullptr || !(*b == v.record)) {
         throw invalid_argument_error("gang_preemption_plan", "victim '" + v.spec.name + "' is no longer bound as planned");
       }
@@ -448,18 +448,6 @@ class gang_preemptor {
         taken[k] = true;
         order.push_back(k);
       }
-    }
-  }
-
-  static const bound_pod* locate(const C& c, pod_id id, node_index node) {
-    if constexpr (GangIndexed<C>) {
-      return bound_traits_of<C>::find_bound_pod(c, id);
-    } else {
-      if (node >= num_nodes(c)) return nullptr;
-      for (const bound_pod& bp : bound_traits_of<C>::bound_pods(c, node)) {
-        if (bp.id == id) return &bp;
-      }
-      return nullptr;
     }
   }
 

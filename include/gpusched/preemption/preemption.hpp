@@ -223,7 +223,7 @@ class preemptor {
   {
     if (!plan.found) throw invalid_argument_error("preemption_plan", "holds no plan to apply");
     for (const auto& v : plan.victims) {
-      const bound_pod* now_bound = locate(c, v.record.id, v.record.where.node);
+      const bound_pod* now_bound = find_bound(c, v.record.id, v.record.where.node);
       if (now_bound == nullptr || !(*now_bound == v.record)) {
         throw invalid_argument_error("preemption_plan", "victim '" + v.spec.name + "' is no longer bound as planned");
       }
@@ -422,18 +422,6 @@ class preemptor {
     }
     std::sort(gang_index_.begin(), gang_index_.end(),
               [](const bound_pod& a, const bound_pod& b) { return a.gang != b.gang ? a.gang < b.gang : a.id < b.id; });
-  }
-
-  static const bound_pod* locate(const C& c, pod_id id, node_index node) {
-    if constexpr (GangIndexed<C>) {
-      return bound_traits_of<C>::find_bound_pod(c, id);
-    } else {
-      if (node >= num_nodes(c)) return nullptr;
-      for (const bound_pod& bp : bound_traits_of<C>::bound_pods(c, node)) {
-        if (bp.id == id) return &bp;
-      }
-      return nullptr;
-    }
   }
 
   std::uint64_t next_random() noexcept {  // splitmix64
