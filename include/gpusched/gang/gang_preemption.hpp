@@ -39,7 +39,8 @@
 //   5. The gang is placed on the overlay without the victims, with the caller's gang_options
 //      (elastic roles grow only into room that is free then): its bindings are valid on the live
 //      cluster once the victims are released.
-// Cost: 2 * (candidate units) + 3 what-if placements at most, each a gang_placer::place on the overlay.
+// Cost: a what-if (a gang_placer::place on the overlay) per candidate unit with a pod on a node the
+// last fitting placement used, plus up to 7; 2 * (candidate units) + 7 at worst (docs/gang.md §4).
 // A plan allocates (a copy of the bound pods, the units, the result); it is not a per-pod hot path.
 #pragma once
 
@@ -122,6 +123,8 @@ class gang_preemptor {
     c_ = &c;
     g_ = &g;
     what_ifs_ = 0;
+    fit_node_.assign(num_nodes(c), 0);
+    fit_list_.clear();
     search_.refresh_topology();
     final_.refresh_topology();
     cluster_overlay<C> o(c);
@@ -344,12 +347,30 @@ class gang_preemptor {
     }
   }
 
-  // Would the gang's minimum fit on o? Leaves o as it was.
+  // Would the gang's minimum fit on o? Leaves o as it was. On success, remembers the nodes the
+  // placement used (fit_node_).
   bool fits(cluster_overlay<C>& o) {
     ++what_ifs_;
     if (!search_.place(o, *g_, scratch_)) return false;
+    for (const node_index n : fit_list_) fit_node_[n] = 0;
+    fit_list_.clear();
+    for (const auto& m : scratch_.members) {
+      if (fit_node_[m.where.node] == 0) {
+        fit_node_[m.where.node] = 1;
+        fit_list_.push_back(m.where.node);
+      }
+    }
     release_gang(o, *g_, scratch_);
     return true;
+  }
+
+  // Does unit k have a pod on a node the last successful placement used?
+  bool touches_fit(std::uint32_t k) const {
+    const unit& u = units_[k];
+    for (std::uint32_t i = u.first; i < u.first + u.count; ++i) {
+      if (fit_node_[all_[i].where.node] != 0) return true;
+    }
+    return false;
   }
 
   std::string short_of(const gang_spec& g) const {
@@ -360,16 +381,36 @@ class gang_preemptor {
   }
 
   // Kubernetes' reprieve over `order`; o starts with every candidate unit removed and ends so.
+  // A unit with no pod on the nodes of the last placement that fitted is reprieved without a
+  // what-if: adding it back leaves those nodes as they were, so that placement still fits (checks
+  // are per node; the overlay only ever gains pods the placement does not touch). That makes the
+  // cost grow with the units near the gang, not with all candidates. If any unit was reprieved so
+  // after the last what-if, the end state is checked once; should the search's heuristic not find
+  // a placement there, the reprieve runs again checking every unit.
   void reprieve(cluster_overlay<C>& o, const std::vector<std::uint32_t>& order, std::vector<bool>& victim) {
-    victim.assign(units_.size(), false);
-    for (const std::uint32_t k : order) {
-      add_back(o, k);
-      if (fits(o)) continue;
-      remove(o, k);
-      victim[k] = true;
-    }
-    for (const std::uint32_t k : order) {  // back to every candidate removed
-      if (!victim[k]) remove(o, k);
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool shortcut = pass == 0;
+      if (shortcut) fits(o);  // the placement on every candidate removed (it fits: step 2), remembered
+      victim.assign(units_.size(), false);
+      bool unchecked = false;
+      for (const std::uint32_t k : order) {
+        add_back(o, k);
+        if (shortcut && !touches_fit(k)) {
+          unchecked = true;
+          continue;
+        }
+        if (fits(o)) {
+          unchecked = false;
+          continue;
+        }
+        remove(o, k);
+        victim[k] = true;
+      }
+      const bool done = !unchecked || fits(o);
+      for (const std::uint32_t k : order) {  // back to every candidate removed
+        if (!victim[k]) remove(o, k);
+      }
+      if (done) return;
     }
   }
 
@@ -436,18 +477,23 @@ class gang_preemptor {
       if (node_has_[n]) ns.push_back(static_cast<node_index>(n));
     }
     std::stable_sort(ns.begin(), ns.end(), [&](node_index a, node_index b) { return node_cost_[b] < node_cost_[a]; });
+    // Node by node in that order, each node's units in importance order: (node rank, importance
+    // position) pairs sorted, so the cost is O(pods log pods), not nodes x units.
+    std::vector<std::uint32_t> rank(nodes, 0);
+    for (std::size_t r = 0; r < ns.size(); ++r) rank[ns[r]] = static_cast<std::uint32_t>(r);
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> at;  // (node rank, position in by_importance)
+    for (std::uint32_t pos = 0; pos < by_importance.size(); ++pos) {
+      const unit& u = units_[by_importance[pos]];
+      for (std::uint32_t i = u.first; i < u.first + u.count; ++i) at.emplace_back(rank[all_[i].where.node], pos);
+    }
+    std::sort(at.begin(), at.end());
     std::vector<bool> taken(units_.size(), false);
     order.clear();
-    for (const node_index n : ns) {
-      for (const std::uint32_t k : by_importance) {
-        if (taken[k]) continue;
-        const unit& u = units_[k];
-        bool touches = false;
-        for (std::uint32_t i = u.first; i < u.first + u.count; ++i) touches = touches || all_[i].where.node == n;
-        if (!touches) continue;
-        taken[k] = true;
-        order.push_back(k);
-      }
+    for (const auto& [r, pos] : at) {
+      const std::uint32_t k = by_importance[pos];
+      if (taken[k]) continue;
+      taken[k] = true;
+      order.push_back(k);
     }
   }
 
@@ -458,6 +504,8 @@ class gang_preemptor {
   const C* c_ = nullptr;
   const gang_spec* g_ = nullptr;
   std::uint32_t what_ifs_ = 0;
+  std::vector<std::uint8_t> fit_node_;  // per node: used by the last placement that fitted
+  std::vector<node_index> fit_list_;
   gang_result scratch_;
   ineligible_counts ineligible_;
   std::vector<pod_id> offered_;
