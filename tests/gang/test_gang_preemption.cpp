@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <random>
 #include <cstddef>
 #include <set>
 #include <span>
@@ -279,4 +281,53 @@ TEST_CASE("gang.preemption.gang_from_pods: roles from shapes, the minimum from g
   CHECK(field_of(bad) == "gang 't'.gang_min_members");
   CHECK(field_of({make_pod("x").cpu(1)}) == "pod 'x'.gang");
   CHECK(field_of({}) == "gang.pods");
+}
+
+TEST_CASE("gang.preemption.random clusters: a plan changes nothing, applies whole, and says no only when no room exists") {
+  // 300 random clusters of 5 nodes x 8 GPUs, filled with 1/2/4-GPU pods of priority 0..3; a gang
+  // of 2..3 workers x 4 or 8 GPUs at priority 1..4. Properties: plan() leaves c as it was; a found
+  // plan applies as one transaction (every member bound, every victim of lower priority); "not
+  // found" only when the gang does not fit even with every lower-priority pod gone.
+  std::mt19937_64 rng(2026);
+  gpre pre(fit_profile());
+  gang_placer placer(fit_profile());
+  int found = 0, refused = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    cluster c = nodes(5);
+    int serial = 0;
+    for (node_index n = 0; n < 5; ++n) {
+      gpu_set used = 0;
+      for (int attempt = 0; attempt < 6; ++attempt) {
+        const int gpus = 1 << (rng() % 3);
+        const gpu_set want = ((gpu_set{1} << gpus) - 1) << (gpus * static_cast<int>(rng() % static_cast<std::uint64_t>(8 / gpus)));
+        if ((used & want) != 0) continue;
+        used |= want;
+        const pod p = gpu_pod("p" + std::to_string(serial++), static_cast<int>(rng() % 4), gpus);
+        c.bind(p, make_binding(p, n, want), static_cast<double>(rng() % 100));
+      }
+    }
+    const int prio = 1 + static_cast<int>(rng() % 4);
+    const pod_gang pg = name_members(workers("g" + std::to_string(trial), prio, 2 + static_cast<int>(rng() % 2), rng() % 2 ? 8 : 4));
+    const cluster before = c;
+    const gang_preemption_result r = pre.plan(c, pg.spec, 200.0);
+    REQUIRE(c == before);
+    if (r.found) {
+      ++found;
+      for (const auto& v : r.victims) CHECK(v.record.priority < prio);
+      pre.apply(c, pg, r, 200.0);
+      CHECK(c.bound_count() == before.bound_count() - r.victims.size() + pg.spec.roles[0].min_count);
+      CHECK(c.gang(c.gang_of(pg.spec.name)).size() == static_cast<std::size_t>(pg.spec.roles[0].min_count));
+    } else {
+      ++refused;
+      cluster emptied = c;  // every pod it could preempt gone: the gang must not fit there either
+      for (int i = 0; i < serial; ++i) {
+        const auto* b = emptied.find("p" + std::to_string(i));
+        if (b != nullptr && b->priority < prio) emptied.unbind(b->id);
+      }
+      gang_result probe;
+      CHECK_FALSE(placer.place(emptied.base(), pg.spec, probe));
+    }
+  }
+  CHECK(found > 50);  // both outcomes occur often enough for the properties to mean something
+  CHECK(refused > 10);
 }
