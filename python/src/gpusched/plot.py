@@ -196,8 +196,9 @@ def plot_ab_table(
         if not (math.isfinite(va) and math.isfinite(vb)):
             raise invalid(f"metric '{k}'", "values must be finite")
         change = _relative_change(va, vb)
-        better = (vb < va) if k in lower else (vb > va)
-        worse = (vb > va) if k in lower else (vb < va)
+        same = f"{va:.{digits}f}" == f"{vb:.{digits}f}"  # equal as printed: neither colour
+        better = not same and ((vb < va) if k in lower else (vb > va))
+        worse = not same and ((vb > va) if k in lower else (vb < va))
         rows.append([k, f"{va:.{digits}f}", f"{vb:.{digits}f}", f"{change:+.1f}%" if math.isfinite(change) else "n/a"])
         colours.append("#d9f2d9" if better else "#f7d4d4" if worse else "white")
     fig = Figure(figsize=(7.0, 0.32 * (len(rows) + 1) + (0.45 if title else 0.1)), layout="constrained")
