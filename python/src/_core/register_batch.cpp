@@ -1,13 +1,17 @@
-// batch/: the batch engine over the seed's static profile (NodeResourcesFit + GPUCheck; LoadAware
-// and ModelAffinity weighted): the pods x nodes score matrix as a numpy array over the engine's own
-// buffer (no copy), per-pod top-k, and greedy assignment of a whole batch.
-// Each call snapshots the cluster into a node_table (O(nodes)) and releases the GIL while scoring.
+// batch/: the batch engine over a curated, named set of static profiles (profile_names below): the
+// pods x nodes score matrix as a numpy array over the engine's own buffer (no copy), per-pod top-k,
+// and greedy assignment of a whole batch.
+// Each profile's engine is instantiated once, in engine_of<P>, behind the small virtual interface
+// engine_base; the calls below are written once over it. Each call snapshots the cluster into a
+// node_table (O(nodes)) and releases the GIL while scoring.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -15,6 +19,10 @@
 
 #include <gpusched/batch/assign_greedy.hpp>
 #include <gpusched/batch/batch_scorer.hpp>
+#include <gpusched/batch/fgd_plugin.hpp>
+#include <gpusched/scoring/fgd.hpp>
+#include <gpusched/scoring/node_resources.hpp>
+#include <gpusched/scoring/typical_pods.hpp>
 #include <gpusched/schedule/transaction.hpp>
 
 #include "bindings.hpp"
@@ -24,24 +32,129 @@ namespace gpusched::python {
 
 namespace {
 
-using engine_t = batch::batch_scorer<seed_static_profile>;
+// The profiles a BatchScorer can run, by name.
+constexpr const char* profile_names[] = {"seed", "kube-default", "most-allocated", "fgd"};
+std::string joined_profile_names() {
+  std::string s;
+  for (const char* n : profile_names) s += (s.empty() ? "" : ", ") + std::string(n);
+  return s;
+}
+
+// Kubernetes' default score plugins (NodeResourcesFit LeastAllocated and
+// NodeResourcesBalancedAllocation, weight 1 each; sim/experiment/experiment.hpp kube_default_wiring).
+inline auto make_kube_default() {
+  return make_profile(checks(resource_fit{}, gpu_check{}),
+                      scores(weighted{least_allocated{}, 1}, weighted{balanced_allocation{}, 1}));
+}
+// Bin packing: NodeResourcesFit MostAllocated, weight 1.
+inline auto make_most_allocated() {
+  return make_profile(checks(resource_fit{}, gpu_check{}), scores(weighted{most_allocated{}, 1}));
+}
+// FGD (Weng et al., USENIX ATC'23) as score plugin and GPU selector (scoring/fgd.hpp).
+inline auto make_fgd(const std::vector<pod>& typical) {
+  const fgd_scorer fgd(typical_workload::from_pods(typical));
+  return make_profile(checks(resource_fit{}, gpu_check{}), scores(weighted{fgd, 1}), fgd);
+}
+
+// What a BatchScorer's calls need of an engine, whatever its profile.
+class engine_base {
+ public:
+  engine_base() = default;
+  engine_base(const engine_base&) = delete;
+  engine_base& operator=(const engine_base&) = delete;
+  virtual ~engine_base() = default;
+  virtual void scores(const cluster_t& c, const std::vector<pod>& pods, batch::score_matrix& m) const = 0;
+  virtual void top_k(const cluster_t& c, const std::vector<pod>& pods, std::size_t k, batch::top_k_result& r) const = 0;
+  [[nodiscard]] virtual batch::assignment assign(const cluster_t& c, const std::vector<pod>& pods,
+                                                 const batch::greedy_options& o) const = 0;
+};
+
+template <class Profile>
+class engine_of final : public engine_base {
+ public:
+  engine_of(Profile profile, batch::batch_options opts) : profile_(std::move(profile)), opts_(opts) {
+    const batch::batch_scorer<Profile> check(profile_, opts_);  // validates the options now, not at the first call
+  }
+  void scores(const cluster_t& c, const std::vector<pod>& pods, batch::score_matrix& m) const override {
+    prepared p(*this, c, pods);
+    p.engine.scores(p.pods, m);
+  }
+  void top_k(const cluster_t& c, const std::vector<pod>& pods, std::size_t k, batch::top_k_result& r) const override {
+    prepared p(*this, c, pods);
+    p.engine.top_k(p.pods, k, r);
+  }
+  batch::assignment assign(const cluster_t& c, const std::vector<pod>& pods, const batch::greedy_options& o) const override {
+    prepared p(*this, c, pods);
+    return batch::assign_greedy(p.engine, p.nodes, pods, p.pods, o);
+  }
+
+ private:
+  // A node table, pod table and engine prepared on them, for one call.
+  struct prepared {
+    batch::node_table nodes;
+    batch::pod_table pods;
+    batch::batch_scorer<Profile> engine;
+    prepared(const engine_of& e, const cluster_t& c, const std::vector<pod>& ps)
+        : nodes(c), pods(ps, nodes), engine(e.profile_, e.opts_) {
+      engine.prepare(nodes);
+    }
+  };
+  Profile profile_;
+  batch::batch_options opts_;
+};
+
+template <class Profile>
+std::unique_ptr<engine_base> engine_for(Profile p, const batch::batch_options& o) {
+  return std::make_unique<engine_of<Profile>>(std::move(p), o);
+}
 
 struct py_batch {
-  seed_static_profile profile;
+  std::string profile;
+  std::unique_ptr<engine_base> engine;
   batch::batch_options opts;
   busy_flag flag{false, "BatchScorer"};
 };
 
-// A node table, pod table and engine prepared on them, for one call.
-struct prepared {
-  batch::node_table nodes;
-  batch::pod_table pods;
-  engine_t engine;
-  prepared(const py_batch& b, const cluster_t& c, const std::vector<pod>& ps)
-      : nodes(c), pods(ps, nodes), engine(b.profile, b.opts) {
-    engine.prepare(nodes);
+using pair_list = std::vector<std::pair<std::string, std::string>>;
+
+// Refuses a keyword that only the seed's (or FGD's) profile takes.
+template <class T>
+void only_for(const std::optional<T>& v, const char* field, const std::string& profile, const char* owner) {
+  if (v && profile != owner) {
+    throw invalid_argument_error(field, std::string("applies to profile='") + owner + "' only, not '" + profile + "'");
   }
-};
+}
+
+std::unique_ptr<py_batch> make_batch(const std::string& profile, std::optional<std::int64_t> la,
+                                     std::optional<std::int64_t> ma, const std::optional<pair_list>& pairs,
+                                     const std::optional<std::vector<pod>>& typical, std::uint64_t seed, unsigned threads) {
+  batch::batch_options o;
+  o.seed = seed;
+  o.threads = threads;
+  only_for(la, "load_aware_weight", profile, "seed");
+  only_for(ma, "model_affinity_weight", profile, "seed");
+  only_for(pairs, "interfering_pairs", profile, "seed");
+  only_for(typical, "typical_pods", profile, "fgd");
+  auto b = std::make_unique<py_batch>();
+  b->profile = profile;
+  b->opts = o;
+  if (profile == "seed") {
+    b->engine = engine_for(make_seed_profile(la.value_or(10), ma.value_or(5), pairs.value_or(pair_list{})), o);
+  } else if (profile == "kube-default") {
+    b->engine = engine_for(make_kube_default(), o);
+  } else if (profile == "most-allocated") {
+    b->engine = engine_for(make_most_allocated(), o);
+  } else if (profile == "fgd") {
+    if (!typical || typical->empty()) {
+      throw invalid_argument_error("typical_pods", "profile='fgd' needs a non-empty list of typical pods (the workload FGD "
+                                                   "measures fragmentation against)");
+    }
+    b->engine = engine_for(make_fgd(*typical), o);
+  } else {
+    throw invalid_argument_error("profile", "unknown profile '" + profile + "'; valid: " + joined_profile_names());
+  }
+  return b;
+}
 
 using python_score = std::tuple<py::object, std::int64_t, std::string>;  // (fn, weight, name)
 
@@ -80,8 +193,7 @@ py::array_t<std::int32_t> scores(py_batch& self, py_cluster& pc, const std::vect
   py::capsule owner(m, [](void* p) { delete static_cast<batch::score_matrix*>(p); });
   {
     py::gil_scoped_release nogil;
-    prepared p(self, pc.c, pods);
-    p.engine.scores(p.pods, *m);
+    self.engine->scores(pc.c, pods, *m);
     if (!extra.empty()) add_python_scores(*m, pc.c, pods, extra);  // python_scores takes the GIL per call
   }
   const auto rows = static_cast<py::ssize_t>(m->rows()), cols = static_cast<py::ssize_t>(m->cols());
@@ -96,8 +208,7 @@ py::dict top_k(py_batch& self, py_cluster& pc, const std::vector<pod>& pods, std
   batch::top_k_result r;
   {
     py::gil_scoped_release nogil;
-    prepared p(self, pc.c, pods);
-    p.engine.top_k(p.pods, k, r);
+    self.engine->top_k(pc.c, pods, k, r);
   }
   const std::size_t n = pods.size();
   std::vector<std::int32_t> node(n * k, -1), score(n * k, -1);
@@ -126,11 +237,10 @@ py::dict assign(py_batch& self, py_cluster& pc, const std::vector<pod>& pods, bo
   batch::assignment a;
   {
     py::gil_scoped_release nogil;
-    prepared p(self, pc.c, pods);
     batch::greedy_options o;
     o.cache_k = cache_k;
     o.one_per_round = one_per_round;
-    a = batch::assign_greedy(p.engine, p.nodes, pods, p.pods, o);
+    a = self.engine->assign(pc.c, pods, o);
     if (apply) {  // all or nothing on the host's cluster
       transaction<cluster_t> tx(pc.c, a.order.size());
       for (const std::uint32_t i : a.order) tx.reserve(pods[i], a.bindings[i]);
@@ -159,21 +269,23 @@ py::dict assign(py_batch& self, py_cluster& pc, const std::vector<pod>& pods, bo
 
 void register_batch(py::module_& m) {
   py::class_<py_batch>(m, "BatchScorer",
-                       "The batch engine over the seed's profile (the SeedStaticScheduler's): every (pod, node) pair "
-                       "checked and scored as schedule_one would, vectorised and multi-threaded. Ties rank by a hash "
-                       "of (seed, pod name, node), not schedule_one's random draw.")
-      .def(py::init([](std::int64_t la, std::int64_t ma, const std::vector<std::pair<std::string, std::string>>& pairs,
+                       "The batch engine over one of a named set of static profiles: every (pod, node) pair checked "
+                       "and scored as schedule_one would with the same profile, vectorised and multi-threaded. Ties "
+                       "rank by a hash of (seed, pod name, node), not schedule_one's random draw (its "
+                       "tie_break='hashed' picks the same).\n\nprofile: 'seed' (default; the SeedStaticScheduler's: "
+                       "NodeResourcesFit + GPUCheck, LoadAware x load_aware_weight (10) + ModelAffinity x "
+                       "model_affinity_weight (5) with interfering_pairs), 'kube-default' (NodeResourcesFit + GPUCheck; "
+                       "NodeResourcesFit LeastAllocated x1 + NodeResourcesBalancedAllocation x1), 'most-allocated' "
+                       "(NodeResourcesFit + GPUCheck; MostAllocated x1), 'fgd' (NodeResourcesFit + GPUCheck; FGD x1 "
+                       "and FGD's GPU choice, over the workload of typical_pods).")
+      .def(py::init([](const std::string& profile, std::optional<std::int64_t> la, std::optional<std::int64_t> ma,
+                       const std::optional<pair_list>& pairs, const std::optional<std::vector<pod>>& typical,
                        std::uint64_t seed, unsigned threads) {
-             batch::batch_options o;
-             o.seed = seed;
-             o.threads = threads;
-             auto b = std::make_unique<py_batch>(py_batch{make_seed_profile(la, ma, pairs), o, {false, "BatchScorer"}});
-             const engine_t check(b->profile, o);  // validates the options now, not at the first call
-             return b.release();
+             return make_batch(profile, la, ma, pairs, typical, seed, threads).release();
            }),
-           py::kw_only(), py::arg("load_aware_weight") = 10, py::arg("model_affinity_weight") = 5,
-           py::arg("interfering_pairs") = std::vector<std::pair<std::string, std::string>>{}, py::arg("seed") = 0,
-           py::arg("threads") = 1)
+           py::kw_only(), py::arg("profile") = "seed", py::arg("load_aware_weight") = py::none(),
+           py::arg("model_affinity_weight") = py::none(), py::arg("interfering_pairs") = py::none(),
+           py::arg("typical_pods") = py::none(), py::arg("seed") = 0, py::arg("threads") = 1)
       .def("scores", &scores, py::arg("cluster"), py::arg("pods"), py::kw_only(),
            py::arg("python_scores") = std::vector<python_score>{},
            "The weighted totals, a (pods, nodes) int32 array, -1 where a check fails; the array owns the engine's "
@@ -189,8 +301,11 @@ void register_batch(py::module_& m) {
            "'score', 'order' (commit order), 'gpus' (per pod, None unplaced), 'bindings' [(pod index, Binding)], "
            "'placed', 'rounds', 'total_score'}. apply=True reserves the bindings on the cluster (all or nothing); "
            "otherwise the cluster is unchanged.")
+      .def_property_readonly("profile", [](const py_batch& b) { return b.profile; })
       .def_property_readonly("seed", [](const py_batch& b) { return b.opts.seed; })
-      .def_property_readonly("threads", [](const py_batch& b) { return b.opts.threads; });
+      .def_property_readonly("threads", [](const py_batch& b) { return b.opts.threads; })
+      .def_static("profiles", [] { return std::vector<std::string>(std::begin(profile_names), std::end(profile_names)); },
+                  "The profile names BatchScorer(profile=...) takes.");
 }
 
 }  // namespace gpusched::python

@@ -597,9 +597,16 @@ class Scenario:
         ...
 class BatchScorer:
     """
-    The batch engine over the seed's profile (the SeedStaticScheduler's): every (pod, node) pair checked and scored as schedule_one would, vectorised and multi-threaded. Ties rank by a hash of (seed, pod name, node), not schedule_one's random draw.
+    The batch engine over one of a named set of static profiles: every (pod, node) pair checked and scored as schedule_one would with the same profile, vectorised and multi-threaded. Ties rank by a hash of (seed, pod name, node), not schedule_one's random draw (its tie_break='hashed' picks the same).
+    
+    profile: 'seed' (default; the SeedStaticScheduler's: NodeResourcesFit + GPUCheck, LoadAware x load_aware_weight (10) + ModelAffinity x model_affinity_weight (5) with interfering_pairs), 'kube-default' (NodeResourcesFit + GPUCheck; NodeResourcesFit LeastAllocated x1 + NodeResourcesBalancedAllocation x1), 'most-allocated' (NodeResourcesFit + GPUCheck; MostAllocated x1), 'fgd' (NodeResourcesFit + GPUCheck; FGD x1 and FGD's GPU choice, over the workload of typical_pods).
     """
-    def __init__(self, *, load_aware_weight: typing.SupportsInt | typing.SupportsIndex = 10, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex = 5, interfering_pairs: collections.abc.Sequence[tuple[str, str]] = [], seed: typing.SupportsInt | typing.SupportsIndex = 0, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    @staticmethod
+    def profiles() -> list[str]:
+        """
+        The profile names BatchScorer(profile=...) takes.
+        """
+    def __init__(self, *, profile: str = 'seed', load_aware_weight: typing.SupportsInt | typing.SupportsIndex | None = None, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex | None = None, interfering_pairs: collections.abc.Sequence[tuple[str, str]] | None = None, typical_pods: collections.abc.Sequence[Pod] | None = None, seed: typing.SupportsInt | typing.SupportsIndex = 0, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
         ...
     def assign_greedy(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], *, apply: bool = False, cache_k: typing.SupportsInt | typing.SupportsIndex = 64, one_per_round: bool = False) -> dict:
         """
@@ -613,6 +620,9 @@ class BatchScorer:
         """
         The k best nodes per pod, best first: {'node': (pods, k) int32, 'score': (pods, k) int32 (-1 padding when fewer fit), 'feasible': (pods,) int64 feasible-node counts}.
         """
+    @property
+    def profile(self) -> str:
+        ...
     @property
     def seed(self) -> int:
         ...
