@@ -38,7 +38,16 @@ MOST_ALLOCATED = HEAD + """      - name: NodeResourcesFit
       scoringStrategy:
         type: MostAllocated
 """
-CONFIGS = {"kube-default": KUBE_DEFAULT, "most-allocated": MOST_ALLOCATED}
+# FGD with one typical shape (TYPICAL below: 1000 milli-CPU, one GPU at 500 milli, share 1).
+FGD = HEAD + """      - name: FGDScore
+        weight: 1
+  pluginConfig:
+  - name: FGDScore
+    args:
+      typicalPods:
+      - {cpuMilli: 1000, gpuMilli: 500, numGpu: 1, share: 1}
+"""
+CONFIGS = {"kube-default": KUBE_DEFAULT, "most-allocated": MOST_ALLOCATED, "fgd": FGD}
 
 
 def cpu_nodes() -> gs.Cluster:
@@ -89,7 +98,8 @@ def test_python_scores_next_to_another_profile() -> None:
 @given(c=clusters(), pods=pod_lists(), seed=st.integers(0, 2**32))
 def test_batch_top1_is_the_schedulers(name: str, c: gs.Cluster, pods: list[gs.Pod], seed: int) -> None:
     s = gs.Scheduler(gs.load_config(CONFIGS[name]).profile("s"), seed=seed, tie_break="hashed")
-    b = gs.BatchScorer(profile=name, seed=seed)
+    b = (gs.BatchScorer(profile=name, seed=seed, typical_pods=TYPICAL) if name == "fgd"
+         else gs.BatchScorer(profile=name, seed=seed))
     m = b.scores(c, pods)
     top = b.top_k(c, pods, k=1)
     for i, p in enumerate(pods):

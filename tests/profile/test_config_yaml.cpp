@@ -5,6 +5,9 @@
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/profile/config_yaml.hpp"
 #include "gpusched/profile/static_profile.hpp"
+#include "gpusched/preflight/gpu_check.hpp"
+#include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/scoring/fgd.hpp"
 #include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "support/builders.hpp"
@@ -148,4 +151,65 @@ TEST_CASE("profile.a host registers its own plugin") {
   for (int i = 0; i < 3; ++i) c.add_node(testing::gpu_node("n" + std::to_string(i), 1000, 1000, 0));
   scheduler<in_memory_cluster, dynamic_profile<in_memory_cluster>> s(cfg.profiles[0].profile, {100, 4, false});
   for (int i = 0; i < 10; ++i) CHECK(s.schedule_one(c, make_pod("p").cpu(1)).where.node % 2 == 0);
+}
+
+TEST_CASE("profile.FGDScore from a config decides like the static FGD profile; bad typical pods name file:line") {
+  // Typical pods: half-GPU pods (share 3) and whole 1-GPU V100 pods (share 1): probabilities 0.75 / 0.25.
+  const std::string fgd_cfg = head +
+                              "  plugins:\n"
+                              "    filter:\n"
+                              "      enabled:\n"
+                              "      - name: GPUCheck\n"
+                              "    score:\n"
+                              "      enabled:\n"
+                              "      - name: FGDScore\n"
+                              "        weight: 2\n"
+                              "  pluginConfig:\n"
+                              "  - name: FGDScore\n"
+                              "    args:\n"
+                              "      typicalPods:\n"
+                              "      - {cpuMilli: 2000, gpuMilli: 500, numGpu: 1, share: 3}\n"
+                              "      - {cpuMilli: 4000, gpuMilli: 1000, numGpu: 1, share: 1, gpuModels: [V100M32]}\n";
+  auto cfg = parse_scheduler_config(fgd_cfg, "fgd.yaml");
+  REQUIRE(cfg.profiles.size() == 1);
+  CHECK(cfg.profiles[0].profile.gpu_selector_name() == "FGDScore");
+
+  typical_pod half{2000, 500, 1, "", {}, 0, 0.75};
+  typical_pod whole{4000, 1000, 1, "V100M32", {short_name("V100M32")}, 0, 0.25};
+  const fgd_scorer fgd(typical_workload({half, whole}));
+  CHECK(fgd.workload().shapes()[0].weight == 0.75);
+  auto stat = make_profile(checks(gpu_check{}), scores(weighted{fgd, 2}), fgd);
+  in_memory_cluster a;
+  for (int i = 0; i < 6; ++i) a.add_node(testing::gpu_node("n" + std::to_string(i), 32000, 65536, 4, i % 2 ? "T4" : "V100M32"));
+  in_memory_cluster b = a;
+  scheduler<in_memory_cluster, dynamic_profile<in_memory_cluster>> s1(cfg.profiles[0].profile, {100, 9, false});
+  scheduler<in_memory_cluster, decltype(stat)> s2(stat, {100, 9, false});
+  int placed = 0;
+  for (int i = 0; i < 40; ++i) {
+    const pod p = i % 4 == 3 ? make_pod("p" + std::to_string(i)).cpu(4000).gpus(1)
+                             : make_pod("p" + std::to_string(i)).cpu(2000).gpu_share(150 + 100 * (i % 7));
+    const schedule_result r1 = s1.place_one(a, p);
+    const schedule_result r2 = s2.place_one(b, p);
+    CHECK(r1.where == r2.where);  // same node and the same devices: FGD chose them in both
+    CHECK(r1.score == r2.score);
+    placed += r1.scheduled ? 1 : 0;
+  }
+  CHECK(placed > 20);
+  CHECK(a == b);
+
+  const auto with_args = [&](const std::string& args) {
+    return error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n  pluginConfig:\n  - name: FGDScore\n    args:\n" + args);
+  };
+  CHECK(with_args("      typicalPods: []\n") ==
+        "cfg.yaml:12: FGDScore: typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
+  CHECK(with_args("      typicalPods:\n      - {cpuMilli: 1000, gpuMilli: 500, numGpu: 1}\n") ==
+        "cfg.yaml:13: FGDScore: each typical pod needs a share (> 0)");
+  CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 0, share: 1}\n") ==
+        "cfg.yaml:13: FGDScore: gpuMilli must be 0 exactly when numGpu is 0");
+  CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1, memory: 3}\n") ==
+        "cfg.yaml:13: FGDScore: unknown field 'memory' in a typical pod (cpuMilli, gpuMilli, numGpu, share, gpuModels)");
+  CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1}\n      selectDevices: maybe\n") ==
+        "cfg.yaml:14: FGDScore: selectDevices must be true or false");
+  CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n") ==
+        "cfg.yaml:8: FGDScore: needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
 }

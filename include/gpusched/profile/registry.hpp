@@ -17,6 +17,7 @@
 #include "gpusched/profile/dynamic_profile.hpp"
 #include "gpusched/profile/plugin_args.hpp"
 #include "gpusched/scoring/load_aware.hpp"
+#include "gpusched/scoring/fgd.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
 #include "gpusched/scoring/qos_aware.hpp"
@@ -253,6 +254,73 @@ plugin_registry<C> plugin_registry<C>::builtins() {
     a.allow_only({});
     p.add_score(qos_aware{}, weight);
   });
+
+  // FGD (Weng et al., USENIX ATC'23; scoring/fgd.hpp). The target workload is given as typical pod
+  // shapes with their shares of the workload (normalised to sum to 1); FGD also chooses the
+  // devices inside the node unless selectDevices is false (the authors' simulator does both).
+  auto fgd_score = [](dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a) {
+    a.allow_only({"typicalPods", "fineScore", "selectDevices"});
+    if (!a.has("typicalPods")) {  // reported at the plugin's entry (the args are absent)
+      throw invalid_argument_error("FGDScore", "needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
+    }
+    const YAML::Node list = a.node()["typicalPods"];
+    if (!list.IsSequence() || list.size() == 0) a.fail(list, "typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
+    std::vector<typical_pod> shapes;
+    double total = 0.0;
+    for (const auto& t : list) {
+      if (!t.IsMap()) a.fail(t, "each typical pod must be a mapping {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
+      for (const auto& kv : t) {
+        const auto k = kv.first.as<std::string>();
+        if (k != "cpuMilli" && k != "gpuMilli" && k != "numGpu" && k != "share" && k != "gpuModels") {
+          a.fail(kv.first, "unknown field '" + k + "' in a typical pod (cpuMilli, gpuMilli, numGpu, share, gpuModels)");
+        }
+      }
+      if (!t["share"]) a.fail(t, "each typical pod needs a share (> 0)");
+      typical_pod tp;
+      tp.cpu_milli = t["cpuMilli"] ? a.integer(t["cpuMilli"], "cpuMilli", 0, std::int64_t{1} << 40) : 0;
+      tp.num_gpu = t["numGpu"] ? static_cast<std::int32_t>(a.integer(t["numGpu"], "numGpu", 0, max_gpus_per_node)) : 0;
+      tp.gpu_milli = t["gpuMilli"] ? static_cast<std::int32_t>(a.integer(t["gpuMilli"], "gpuMilli", 0, gpu_milli_whole)) : 0;
+      if ((tp.num_gpu == 0) != (tp.gpu_milli == 0)) a.fail(t, "gpuMilli must be 0 exactly when numGpu is 0");
+      if (t["gpuModels"]) {
+        if (!t["gpuModels"].IsSequence()) a.fail(t["gpuModels"], "gpuModels must be a list of GPU model names");
+        for (const auto& m : t["gpuModels"]) {
+          try {
+            tp.models.emplace_back(a.string(m, "gpuModels"), "gpuModels");
+          } catch (const invalid_argument_error& e) {
+            a.fail(m, e.what());
+          }
+        }
+        tp.gpu_type = gpu_type_key(tp.models);
+      }
+      tp.probability = a.number(t["share"], "share", 1e-9, 1e12);
+      total += tp.probability;
+      shapes.push_back(std::move(tp));
+    }
+    for (auto& tp : shapes) tp.probability /= total;
+    fgd_options o;
+    if (a.has("fineScore")) {
+      const YAML::Node f = a.node()["fineScore"];
+      try {
+        o.fine_score = f.as<bool>();
+      } catch (const YAML::Exception&) {
+        a.fail(f, "fineScore must be true or false");
+      }
+    }
+    bool select = true;
+    if (a.has("selectDevices")) {
+      const YAML::Node f = a.node()["selectDevices"];
+      try {
+        select = f.as<bool>();
+      } catch (const YAML::Exception&) {
+        a.fail(f, "selectDevices must be true or false");
+      }
+    }
+    const fgd_scorer fgd(typical_workload(std::move(shapes)), o);
+    if (select) p.set_gpu_selector(fgd);
+    p.add_score(fgd, weight);
+  };
+  r.add_score("FGDScore", fgd_score);
+  r.add_score("FGD", fgd_score);
 
   return r;
 }
