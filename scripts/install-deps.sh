@@ -22,5 +22,6 @@ py_pkgs=("pybind11==3.1.0" "scikit-build-core==1.1.2" "numpy>=2" matplotlib pyte
          "pybind11-stubgen==3.0.0" "mypy==2.4.1")
 if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy" 2>/dev/null; then
   echo "install-deps: pip install ${py_pkgs[*]}" >&2
-  python3 -m pip install -q "${py_pkgs[@]}"
+  # Debian 12's own python3 refuses system-wide pip installs (PEP 668) unless told otherwise.
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q "${py_pkgs[@]}"
 fi

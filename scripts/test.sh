@@ -16,7 +16,7 @@ cmake --build build/release -j "$jobs"
 ctest --test-dir build/release --output-on-failure -j "$jobs"
 
 echo "== Python package: build, pytest (incl. the C++ cross-check), stub check"
-python3 -m pip install -q --no-build-isolation ./python
+PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --no-build-isolation ./python  # PEP 668: see install-deps.sh
 GPUSCHED_CXX_EXAMPLES_DIR=build/release/examples python3 -m pytest -q python/tests
 python3 python/tools/check_stubs.py
 
