@@ -431,24 +431,12 @@ class gang_preemptor {
     std::sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) { return more_important(a, b); });
   }
 
-  static void add_cost(victim_cost& cost, const bound_pod& v, bool violating) {
-    cost.violations += violating ? 1 : 0;
-    cost.priority_sum += std::int64_t{v.priority} + (std::int64_t{1} << 31);
-    ++cost.count;
-    if (v.priority > cost.highest_priority) {
-      cost.highest_priority = v.priority;
-      cost.earliest_start_of_highest = v.start_time;
-    } else if (v.priority == cost.highest_priority && v.start_time < cost.earliest_start_of_highest) {
-      cost.earliest_start_of_highest = v.start_time;
-    }
-  }
-
   victim_cost cost_of(const std::vector<bool>& victim) const {
     victim_cost cost;
     for (std::uint32_t k = 0; k < units_.size(); ++k) {
       if (!victim[k]) continue;
       for (std::uint32_t i = units_[k].first; i < units_[k].first + units_[k].count; ++i) {
-        add_cost(cost, all_[i], violating_[i]);
+        cost.add(all_[i], violating_[i]);
       }
     }
     return cost;
@@ -469,7 +457,7 @@ class gang_preemptor {
         for (std::uint32_t j = u.first; j < i; ++j) seen = seen || all_[j].where.node == n;
         if (seen) continue;
         node_has_[n] = true;
-        for (std::uint32_t j = u.first; j < u.first + u.count; ++j) add_cost(node_cost_[n], all_[j], violating_[j]);
+        for (std::uint32_t j = u.first; j < u.first + u.count; ++j) node_cost_[n].add(all_[j], violating_[j]);
       }
     }
     std::vector<node_index> ns;

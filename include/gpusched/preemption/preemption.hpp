@@ -89,6 +89,19 @@ struct victim_cost {
   std::int64_t count = 0;
   double earliest_start_of_highest = 0.0;
 
+  // Counts victim v (violating: its preemption budget is spent) into the cascade's values.
+  void add(const bound_pod& v, bool violating) noexcept {
+    violations += violating ? 1 : 0;
+    priority_sum += std::int64_t{v.priority} + (std::int64_t{1} << 31);
+    ++count;
+    if (v.priority > highest_priority) {
+      highest_priority = v.priority;
+      earliest_start_of_highest = v.start_time;
+    } else if (v.priority == highest_priority && v.start_time < earliest_start_of_highest) {
+      earliest_start_of_highest = v.start_time;
+    }
+  }
+
   // Lexicographic order of pickOneNodeForPreemption's criteria; true when a is strictly better.
   friend bool operator<(const victim_cost& a, const victim_cost& b) noexcept {
     if (a.violations != b.violations) return a.violations < b.violations;
@@ -367,17 +380,7 @@ class preemptor {
       }
     }
     cost = victim_cost{};
-    for (const auto& [v, viol] : cur_victims_) {
-      cost.violations += viol ? 1 : 0;
-      cost.priority_sum += std::int64_t{v.priority} + (std::int64_t{1} << 31);
-      ++cost.count;
-      if (v.priority > cost.highest_priority) {
-        cost.highest_priority = v.priority;
-        cost.earliest_start_of_highest = v.start_time;
-      } else if (v.priority == cost.highest_priority && v.start_time < cost.earliest_start_of_highest) {
-        cost.earliest_start_of_highest = v.start_time;
-      }
-    }
+    for (const auto& [v, viol] : cur_victims_) cost.add(v, viol);
     return outcome::candidate;
   }
 
