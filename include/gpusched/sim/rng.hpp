@@ -3,12 +3,22 @@
 // implementation-defined).
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <utility>
 
 namespace gpusched::sim {
+
+// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014):
+// expands and mixes seeds.
+constexpr std::uint64_t splitmix64(std::uint64_t& state) noexcept {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
 
 // xoshiro256** (Blackman and Vigna, https://prng.di.unimi.it/xoshiro256starstar.c), seeded through
 // splitmix64 as its authors recommend.
@@ -17,12 +27,7 @@ class rng {
 
  public:
   explicit rng(std::uint64_t seed) noexcept {
-    for (auto& w : s_) {
-      std::uint64_t z = (seed += 0x9E3779B97F4A7C15ULL);
-      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-      w = z ^ (z >> 31);
-    }
+    for (auto& w : s_) w = splitmix64(seed);
   }
 
   std::uint64_t next() noexcept {
@@ -51,6 +56,12 @@ class rng {
     }
     return static_cast<std::uint64_t>(m >> 64);
   }
+
+  // Uniform in (0, 1]: the top 53 bits, shifted so that log() below never sees 0.
+  double uniform_open0() noexcept { return static_cast<double>((next() >> 11) + 1) * 0x1.0p-53; }
+
+  // Exponential with the given rate (inverse transform).
+  double exponential(double rate) noexcept { return -std::log(uniform_open0()) / rate; }
 
   // Fisher-Yates, as Go's rand.Shuffle.
   template <class T>
