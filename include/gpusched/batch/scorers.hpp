@@ -440,6 +440,15 @@ inline int_request_args int_requests(const resource_weights& w, const pod_table&
   return {{pods.cpu_milli()[k], pods.memory_mib()[k], w.gpu != 0 ? pods.gpu_milli_total(i) : 0}};
 }
 
+// Node n's allocation with the pod's request added, and its capacity, per resource.
+GPUSCHED_HD void requested_and_capacity(const int_resource_columns::view& v, const int_request_args& a, std::uint32_t n,
+                                        std::int64_t (&requested)[resource_kinds], std::int64_t (&capacity)[resource_kinds]) noexcept {
+  for (int r = 0; r < resource_kinds; ++r) {
+    requested[r] = v.allocated[r][n] + a.request[r];
+    capacity[r] = v.capacity[r][n];
+  }
+}
+
 }  // namespace detail
 
 template <>
@@ -476,10 +485,7 @@ struct batch_plugin<balanced_allocation> {
 
   GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     std::int64_t requested[resource_kinds], capacity[resource_kinds];
-    for (int r = 0; r < resource_kinds; ++r) {
-      requested[r] = v.res.allocated[r][n] + a.request[r];
-      capacity[r] = v.res.capacity[r][n];
-    }
+    detail::requested_and_capacity(v.res, a, n, requested, capacity);
     return static_cast<std::int32_t>(formula::balanced_allocation_of(requested, capacity, v.weight, resource_kinds));
   }
 };
@@ -539,10 +545,7 @@ struct batch_plugin<requested_to_capacity_ratio> {
 
   GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     std::int64_t requested[resource_kinds], capacity[resource_kinds];
-    for (int r = 0; r < resource_kinds; ++r) {
-      requested[r] = v.res.allocated[r][n] + a.request[r];
-      capacity[r] = v.res.capacity[r][n];
-    }
+    detail::requested_and_capacity(v.res, a, n, requested, capacity);
     return static_cast<std::int32_t>(
         formula::requested_to_capacity_ratio(requested, capacity, v.weight, resource_kinds, v.util, v.score, v.points));
   }
