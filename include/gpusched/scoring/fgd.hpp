@@ -66,9 +66,7 @@ GPUSCHED_HD fgd_pick fgd_evaluate(const std::int32_t* free_milli, int gpus, mill
     // fgd_score.go: every device with enough share; the node takes the best, the first device wins ties.
     for (int i = 0; i < gpus; ++i) {
       if (((device_ok >> i) & 1U) == 0 || free_milli[i] < pod_milli) continue;
-      bool seen = false;  // a device with the same free share as an earlier candidate scores the same
-      for (int j = 0; j < i && !seen; ++j) seen = ((device_ok >> j) & 1U) != 0 && free_milli[j] == free_milli[i];
-      if (seen) continue;
+      if (same_free_as_earlier(free_milli, device_ok, i)) continue;
       tmp[i] = free_milli[i] - pod_milli;
       const double after = node_fragmentation(tmp, gpus, cpu_after, shapes, accessible, count);
       tmp[i] = free_milli[i];
@@ -86,11 +84,7 @@ GPUSCHED_HD fgd_pick fgd_evaluate(const std::int32_t* free_milli, int gpus, mill
   // when it has the share, until num_gpu are taken.
   gpu_set taken = 0;
   for (std::int32_t k = 0; k < pod_num; ++k) {
-    int pick = -1;
-    for (int g = 0; g < gpus; ++g) {
-      if (((device_ok >> g) & 1U) == 0 || ((taken >> g) & 1U) != 0 || free_milli[g] < pod_milli) continue;
-      if (pick < 0 || free_milli[g] < free_milli[pick]) pick = g;
-    }
+    const int pick = sub_next_device(free_milli, gpus, device_ok, taken, pod_milli);
     if (pick < 0) return best;  // does not fit
     taken |= gpu_set{1} << pick;
     tmp[pick] -= pod_milli;

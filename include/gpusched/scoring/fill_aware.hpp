@@ -43,6 +43,7 @@
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/pod.hpp"
+#include "gpusched/scoring/fragmentation.hpp"
 #include "gpusched/scoring/scorer.hpp"
 #include "gpusched/scoring/typical_pods.hpp"
 
@@ -121,9 +122,7 @@ GPUSCHED_HD fill_aware_pick fill_aware_evaluate(const std::int32_t* free_milli, 
   if (pod_num == 1 && pod_milli < gpu_milli_whole) {
     for (int i = 0; i < gpus; ++i) {
       if (((device_ok >> i) & 1U) == 0 || free_milli[i] < pod_milli) continue;
-      bool seen = false;
-      for (int j = 0; j < i && !seen; ++j) seen = ((device_ok >> j) & 1U) != 0 && free_milli[j] == free_milli[i];
-      if (seen) continue;
+      if (same_free_as_earlier(free_milli, device_ok, i)) continue;
       const double saved = e[free_milli[i]] - e[free_milli[i] - pod_milli] + cpu_saved;
       if (!best.fits || saved > best.saved) {
         best.fits = true;
@@ -136,11 +135,7 @@ GPUSCHED_HD fill_aware_pick fill_aware_evaluate(const std::int32_t* free_milli, 
   double saved = cpu_saved;
   gpu_set taken = 0;
   for (std::int32_t k = 0; k < pod_num; ++k) {
-    int pick = -1;
-    for (int g = 0; g < gpus; ++g) {
-      if (((device_ok >> g) & 1U) == 0 || ((taken >> g) & 1U) != 0 || free_milli[g] < pod_milli) continue;
-      if (pick < 0 || free_milli[g] < free_milli[pick]) pick = g;
-    }
+    const int pick = sub_next_device(free_milli, gpus, device_ok, taken, pod_milli);
     if (pick < 0) return best;
     taken |= gpu_set{1} << pick;
     saved += e[free_milli[pick]] - e[free_milli[pick] - pod_milli];

@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "gpusched/config.hpp"
+#include "gpusched/core/binding.hpp"
 #include "gpusched/core/types.hpp"
 #include "gpusched/scoring/formulas.hpp"
 
@@ -37,6 +38,27 @@ struct frag_shape {
   std::int32_t num_gpu = 0;
   double weight = 0.0;
 };
+
+// resource.go NodeResource.Sub, one step: of the devices in `allowed` not yet `taken` that have
+// gpu_milli free, the one with the least free share (lowest index among equals); -1 when none.
+GPUSCHED_HD constexpr int sub_next_device(const std::int32_t* free_milli, int gpus, gpu_set allowed, gpu_set taken,
+                                          std::int32_t gpu_milli) noexcept {
+  int pick = -1;
+  for (int g = 0; g < gpus; ++g) {
+    if (((allowed >> g) & 1U) == 0 || ((taken >> g) & 1U) != 0 || free_milli[g] < gpu_milli) continue;
+    if (pick < 0 || free_milli[g] < free_milli[pick]) pick = g;
+  }
+  return pick;
+}
+
+// fgd_score.go: a share pod is tried on each allowed device with room, but a device whose free
+// share equals an earlier allowed device's scores the same, so only the first of them is tried.
+GPUSCHED_HD constexpr bool same_free_as_earlier(const std::int32_t* free_milli, gpu_set allowed, int i) noexcept {
+  for (int j = 0; j < i; ++j) {
+    if (((allowed >> j) & 1U) != 0 && free_milli[j] == free_milli[i]) return true;
+  }
+  return false;
+}
 
 // Free GPU milli summed over the node's devices.
 GPUSCHED_HD constexpr milli gpu_milli_idle(const std::int32_t* free_milli, int gpus) noexcept {
