@@ -19,56 +19,12 @@
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
 #include "gpusched/scoring/qos_aware.hpp"
+#include "free_memory_packing.hpp"
 #include "random_workload.hpp"
 #include "support/builders.hpp"
 
 using namespace gpusched;
-
-// A scorer with a NormalizeScore, as a host might write one: the raw score is the node's free
-// memory in GiB (unbounded), normalised per pod with Kubernetes' DefaultNormalizeScore (reverse:
-// the node with the least free memory scores 100).
-struct free_memory_packing {
-  [[nodiscard]] static constexpr std::string_view name() noexcept { return "FreeMemoryPacking"; }
-  template <Cluster C>
-  [[nodiscard]] std::int64_t score(const C& c, const pod&, node_index n) const {
-    const node_state r = traits_of<C>::node_resources(c, n);
-    return (r.mem_capacity - r.mem_allocated) / 1024;
-  }
-  void normalize(std::span<std::int64_t> s) const { default_normalize_score(max_node_score, true, s); }
-};
-
-template <>
-struct gpusched::batch::batch_plugin<free_memory_packing> {
-  struct node_view {
-    const std::int64_t* capacity;
-    const std::int64_t* allocated;
-  };
-  struct pod_args {
-    std::uint8_t unused;
-  };
-  static constexpr normalization normalize = normalization::reverse;
-  class prepared {
-   public:
-    static constexpr std::size_t column_count = 2;
-    void build(const free_memory_packing&, const node_table& t) noexcept { t_ = &t; }
-    void update(const free_memory_packing&, const node_table& t, node_index) noexcept { t_ = &t; }
-    [[nodiscard]] std::array<column_ref, column_count> columns() const noexcept {
-      return {column_of(t_->mem_capacity().data(), t_->size()), column_of(t_->mem_allocated().data(), t_->size())};
-    }
-    [[nodiscard]] node_view view_with(const std::array<const void*, column_count>& d) const noexcept {
-      return {static_cast<const std::int64_t*>(d[0]), static_cast<const std::int64_t*>(d[1])};
-    }
-    [[nodiscard]] node_view view() const noexcept { return view_with({t_->mem_capacity().data(), t_->mem_allocated().data()}); }
-
-   private:
-    const node_table* t_ = nullptr;
-  };
-  static pod_args make_pod_args(const free_memory_packing&, const prepared&, const pod_table&, std::size_t) noexcept { return {0}; }
-  GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args&, std::uint32_t n) noexcept {
-    return static_cast<std::int32_t>((v.capacity[n] - v.allocated[n]) / 1024);
-  }
-};
-static_assert(gpusched::batch::BatchScorer<free_memory_packing>);
+using testing::free_memory_packing;
 
 namespace {
 

@@ -22,59 +22,15 @@
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
 #include "gpusched/scoring/qos_aware.hpp"
+#include "../batch/free_memory_packing.hpp"
 #include "../batch/random_workload.hpp"
 
 using namespace gpusched;
+using testing::free_memory_packing;
 
 namespace {
 
 const cuda::status gpu = cuda::device_status();
-
-// Reversed DefaultNormalizeScore over free memory in GiB (as tests/batch/test_batch_scorer.cpp).
-struct free_memory_packing {
-  [[nodiscard]] static constexpr std::string_view name() noexcept { return "FreeMemoryPacking"; }
-  template <Cluster C>
-  [[nodiscard]] std::int64_t score(const C& c, const pod&, node_index n) const {
-    const node_state r = traits_of<C>::node_resources(c, n);
-    return (r.mem_capacity - r.mem_allocated) / 1024;
-  }
-};
-
-}  // namespace
-
-template <>
-struct gpusched::batch::batch_plugin<free_memory_packing> {
-  struct node_view {
-    const std::int64_t* capacity;
-    const std::int64_t* allocated;
-  };
-  struct pod_args {
-    std::uint8_t unused;
-  };
-  static constexpr normalization normalize = normalization::reverse;
-  class prepared {
-   public:
-    static constexpr std::size_t column_count = 2;
-    void build(const free_memory_packing&, const node_table& t) noexcept { t_ = &t; }
-    void update(const free_memory_packing&, const node_table& t, node_index) noexcept { t_ = &t; }
-    [[nodiscard]] std::array<column_ref, column_count> columns() const noexcept {
-      return {column_of(t_->mem_capacity().data(), t_->size()), column_of(t_->mem_allocated().data(), t_->size())};
-    }
-    [[nodiscard]] node_view view_with(const std::array<const void*, column_count>& d) const noexcept {
-      return {static_cast<const std::int64_t*>(d[0]), static_cast<const std::int64_t*>(d[1])};
-    }
-    [[nodiscard]] node_view view() const noexcept { return view_with({t_->mem_capacity().data(), t_->mem_allocated().data()}); }
-
-   private:
-    const node_table* t_ = nullptr;
-  };
-  static pod_args make_pod_args(const free_memory_packing&, const prepared&, const pod_table&, std::size_t) noexcept { return {0}; }
-  GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args&, std::uint32_t n) noexcept {
-    return static_cast<std::int32_t>((v.capacity[n] - v.allocated[n]) / 1024);
-  }
-};
-
-namespace {
 
 model_affinity affinity() {
   model_affinity m;
