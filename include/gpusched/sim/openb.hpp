@@ -116,27 +116,35 @@ inline void check_header(const std::string& file, const std::vector<std::string>
   throw file_error(file, 1, "unexpected header '" + lines[0] + "', expected '" + want + "'");
 }
 
+// Reads a CSV file whose header is one of `accepted` and calls row(reader, fields, which) for each
+// data row, `which` being the index of the header found; a row with the wrong number of columns is
+// an error naming file:line. Returns the number of data rows.
+template <class Row>
+std::size_t read_rows(const std::string& path, const std::vector<std::vector<std::string_view>>& accepted, Row&& row) {
+  const auto lines = read_lines(path);
+  std::size_t which = 0;
+  check_header(path, lines, accepted, which);
+  const auto header = split_csv(lines[0]);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::size_t line = i + 1;
+    const auto f = split_csv(lines[i]);
+    if (f.size() != header.size()) {
+      throw file_error(path, line, "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
+    }
+    row(row_reader{path, line, header, f}, f, which);
+  }
+  return lines.size() - 1;
+}
+
 }  // namespace detail
 
 // Reads an openb node list. GPU devices get the row's model, full share and no GPU memory (the trace
 // has none). A node without GPUs must have an empty model; a node with GPUs must name one.
 inline std::vector<node_spec> read_openb_nodes(const std::string& path) {
-  const auto lines = detail::read_lines(path);
   static const std::vector<std::vector<std::string_view>> headers = {{"sn", "cpu_milli", "memory_mib", "gpu", "model"}};
-  std::size_t which = 0;
-  detail::check_header(path, lines, headers, which);
-  const auto header = detail::split_csv(lines[0]);
   std::vector<node_spec> nodes;
-  nodes.reserve(lines.size());
   constexpr std::int64_t big = std::int64_t{1} << 50;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const std::size_t line = i + 1;
-    const auto f = detail::split_csv(lines[i]);
-    if (f.size() != header.size()) {
-      throw file_error(path, line,
-                       "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
-    }
-    const detail::row_reader r{path, line, header, f};
+  detail::read_rows(path, headers, [&](const detail::row_reader& r, const std::vector<std::string_view>& f, std::size_t) {
     node_spec n;
     n.name = std::string(f[0]);
     if (n.name.empty()) r.fail(0, "must not be empty");
@@ -148,35 +156,23 @@ inline std::vector<node_spec> read_openb_nodes(const std::string& path) {
     if (f[4].size() > short_name::max_size) r.fail(4, "'" + std::string(f[4]) + "' is longer than 15 characters");
     n.add_gpus(gpus, f[4], 0);
     nodes.push_back(std::move(n));
-  }
+  });
   return nodes;
 }
 
 // Reads an openb pod list (11-column or 5-column form). qos maps onto gpusched's classes as
 // LS -> Guaranteed and prod tier, BE -> BestEffort, Burstable and Guaranteed as named.
 inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
-  const auto lines = detail::read_lines(path);
   static const std::vector<std::vector<std::string_view>> headers = {
       {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase", "creation_time",
        "deletion_time", "scheduled_time"},
       {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"}};
-  std::size_t which = 0;
-  detail::check_header(path, lines, headers, which);
-  const auto header = detail::split_csv(lines[0]);
-  const bool full = which == 0;
   std::vector<openb_pod> pods;
-  pods.reserve(lines.size());
   constexpr std::int64_t big = std::int64_t{1} << 50;
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const std::size_t line = i + 1;
-    const auto f = detail::split_csv(lines[i]);
-    if (f.size() != header.size()) {
-      throw file_error(path, line,
-                       "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
-    }
-    const detail::row_reader r{path, line, header, f};
+  detail::read_rows(path, headers, [&](const detail::row_reader& r, const std::vector<std::string_view>& f, std::size_t which) {
+    const bool full = which == 0;
     openb_pod o;
-    o.line = line;
+    o.line = r.line;
     pod& p = o.spec;
     p.name = std::string(f[0]);
     if (p.name.empty()) r.fail(0, "must not be empty");
@@ -235,10 +231,10 @@ inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
     try {
       validate(p);
     } catch (const invalid_argument_error& e) {
-      throw file_error(path, line, e.what());
+      throw file_error(path, r.line, e.what());
     }
     pods.push_back(std::move(o));
-  }
+  });
   return pods;
 }
 
