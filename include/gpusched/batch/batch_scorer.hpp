@@ -682,7 +682,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
                              std::int32_t* total) noexcept {
     const bool reverse = form == normalization::reverse;
     const double max_d = static_cast<double>(max_raw);
-    const formula::reciprocal_division div{max_raw == 0 ? 0.0 : 1.0 / max_d};
+    const formula::reciprocal_division<double> div{max_raw == 0 ? 0.0 : 1.0 / max_d};
     for (std::uint32_t i = 0; i < count; ++i) {
       total[i] += w * static_cast<std::int32_t>(formula::default_normalized(static_cast<double>(raw[i]), max_d,
                                                                            static_cast<double>(max_node_score), reverse, div));
