@@ -11,9 +11,9 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -57,7 +57,7 @@ std::string default_data(const char* file) {
   return (std::filesystem::path(GPUSCHED_SOURCE_DIR) / "data/openb" / file).string();
 }
 
-// Limits of the command line (docs/simulator.md, "Limits"): at most max_seeds seeds, since every
+// Limits of the command line (docs/simulator.md, "Strictness and limits"): at most max_seeds seeds, since every
 // seed is a full replay per policy (about 0.3 s each on the default trace).
 constexpr std::size_t max_seeds = 100000;
 
@@ -91,7 +91,8 @@ std::vector<std::uint64_t> parse_seeds(const std::string& text) {
     const auto a = whole_number(item.substr(0, dash));
     const auto b = dash == std::string_view::npos ? a : whole_number(item.substr(dash + 1));
     if (!a || !b) {
-      throw std::invalid_argument(quoted + " is not a seed (a whole number 0..18446744073709551615) or a range like 42-51");
+      throw std::invalid_argument(quoted +
+                                  " is not a seed (a whole number 0..18446744073709551615) or a range like 42-51");
     }
     if (*b < *a) throw std::invalid_argument("range " + quoted + " ends before it starts");
     if (*b - *a >= max_seeds - out.size()) {
@@ -342,8 +343,9 @@ int main(int argc, char** argv) {
   replay_opts.push_back(app.add_option("--nodes", nodes_file, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
                             ->check(CLI::ExistingFile)
                             ->capture_default_str());
-  replay_opts.push_back(
-      app.add_option("--pods", pods_file, "pod list CSV (openb format)")->check(CLI::ExistingFile)->capture_default_str());
+  replay_opts.push_back(app.add_option("--pods", pods_file, "pod list CSV (openb format)")
+                            ->check(CLI::ExistingFile)
+                            ->capture_default_str());
   replay_opts.push_back(app.add_option("--policy", policy_text, "policies, comma-separated, or 'all'")
                             ->check(parsed_by(parse_policies, "POLICIES"))
                             ->capture_default_str());
@@ -369,8 +371,8 @@ int main(int argc, char** argv) {
           ->check(finite_number(1.0, 1e9))
           ->capture_default_str();
   replay_opts.push_back(time_scale_opt);
-  replay_opts.push_back(
-      app.add_flag("--progress,!--no-progress", progress, "progress bar on stderr (default: when stderr is a terminal)"));
+  replay_opts.push_back(app.add_flag("--progress,!--no-progress", progress,
+                                     "progress bar on stderr (default: when stderr is a terminal)"));
   replay_opts.push_back(app.add_flag("--quiet,-q", quiet, "no summary table"));
   CLI::Option* list_opt = app.add_flag("--list-policies", list, "list the policies and exit");
   for (CLI::Option* o : replay_opts) list_opt->excludes(o);

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -59,14 +60,16 @@ TEST_CASE("openb.odd line ends, a byte order mark and trailing blank lines are r
   // CR-only (old Mac), CRLF and LF line ends give the same two rows.
   for (const char* eol : {"\r", "\r\n", "\n"}) {
     const std::string e = eol;
-    const auto nodes = read_openb_nodes(write_temp("eol.csv", node_header + e + "a,1000,1000,1,T4" + e + "b,1000,1000,0," + e));
+    const auto nodes =
+        read_openb_nodes(write_temp("eol.csv", node_header + e + "a,1000,1000,1,T4" + e + "b,1000,1000,0," + e));
     REQUIRE(nodes.size() == 2);
     CHECK(nodes[0].name == "a");
     CHECK(nodes[1].name == "b");
     CHECK(nodes[1].gpus.empty());
   }
   // A UTF-8 byte order mark (EF BB BF) before the header is dropped.
-  const auto bom = read_openb_nodes(write_temp("bom.csv", "\xEF\xBB\xBF" + std::string(node_header) + "\na,1,1,1,T4\n"));
+  const auto bom =
+      read_openb_nodes(write_temp("bom.csv", "\xEF\xBB\xBF" + std::string(node_header) + "\na,1,1,1,T4\n"));
   REQUIRE(bom.size() == 1);
   CHECK(bom[0].gpus.size() == 1);
   // Blank lines at the end of the file are not rows; one between rows still is an error.
@@ -100,8 +103,8 @@ TEST_CASE("openb.a line past max_line_bytes is refused before the rest of the fi
   CHECK(node_error(h + std::string(max_line_bytes, 'z') + "\n") == ":2: expected 5 columns, found 1");
   // /dev/zero: one endless line of NUL bytes.
   if (std::filesystem::exists("/dev/zero")) {
-    CHECK_THROWS_WITH_AS(read_openb_nodes("/dev/zero"), "/dev/zero:1: line is longer than 65536 bytes (the reader's limit)",
-                         file_error);
+    CHECK_THROWS_WITH_AS(read_openb_nodes("/dev/zero"),
+                         "/dev/zero:1: line is longer than 65536 bytes (the reader's limit)", file_error);
   }
 }
 
@@ -109,10 +112,11 @@ TEST_CASE("paper.tuning up a trace without GPU demand is refused, not looped") {
   rng r(1);
   paper_options o;  // tune 1.3
   const std::vector<pod> cpu_only(3, make_pod("c").cpu(1000));
-  CHECK_THROWS_WITH_AS(paper_arrivals(cpu_only, 1000, o, r),
-                       "paper_options.tune: tuning to 1.3 x the GPU capacity of 1000 milli: no pod of the trace "
-                       "requests a GPU, so no number of clones reaches the target (tune <= 0 replays the trace as it is)",
-                       invalid_argument_error);
+  CHECK_THROWS_WITH_AS(
+      paper_arrivals(cpu_only, 1000, o, r),
+      "paper_options.tune: tuning to 1.3 x the GPU capacity of 1000 milli: no pod of the trace "
+      "requests a GPU, so no number of clones reaches the target (tune <= 0 replays the trace as it is)",
+      invalid_argument_error);
   // Untuned, the same trace replays as it is.
   o.tune = 0;
   CHECK(paper_arrivals(cpu_only, 1000, o, r).size() == 3);
@@ -131,11 +135,12 @@ TEST_CASE("paper.tuning up refuses a target that needs more than max_paper_arriv
   // milli takes about 4 + 4 x (6,400,000 - 1) / 1 = 25,600,000 arrivals > 2^24.
   std::vector<pod> pods(3, make_pod("c").cpu(1000));
   pods.push_back(make_pod("g").cpu(1000).gpu_share(1));
-  CHECK_THROWS_WITH_AS(paper_arrivals(pods, 64000, o, r),
-                       "paper_options.tune: tuning to 100 x the GPU capacity of 64000 milli: reaching it at the trace's "
-                       "mean of 0.25 GPU milli per pod takes about 25600000 arrivals, more than the limit of 16777216 "
-                       "(tune <= 0 replays the trace as it is)",
-                       invalid_argument_error);
+  CHECK_THROWS_WITH_AS(
+      paper_arrivals(pods, 64000, o, r),
+      "paper_options.tune: tuning to 100 x the GPU capacity of 64000 milli: reaching it at the trace's "
+      "mean of 0.25 GPU milli per pod takes about 25600000 arrivals, more than the limit of 16777216 "
+      "(tune <= 0 replays the trace as it is)",
+      invalid_argument_error);
   // The same pods against one GPU: target 100,000 milli, about 400,000 arrivals, within the limit.
   // Every clone adds 0 or 1 milli, and the first one that would pass the target stops: 100,000 milli.
   const auto order = paper_arrivals(pods, 1000, o, r);
@@ -188,4 +193,16 @@ TEST_CASE("dynamic.a sample period that would record more than max_dynamic_sampl
     o.sample_period = std::int64_t{1} << 20;
     CHECK(run_dynamic(t, std::move(prof), o).samples.size() == 1025);
   });
+}
+
+TEST_CASE("paper.bucketing stops past the last event, whatever max_pct") {
+  // Capacity 1000: arrived 40.0% (bucket 40) and 41.6% (bucket 42). Buckets 39 and 41 are empty but
+  // have an event within +-1; 43 has none (41.6 < 42), nor has any bucket past it.
+  const std::vector<event_sample> ev = {{400, 400, 0, 0}, {416, 404, 0, 0}};
+  const auto b = bucket_by_arrived(ev, 1000, std::numeric_limits<int>::max());
+  REQUIRE(b.size() == 4);
+  CHECK(b.front().arrived_pct == 39);
+  CHECK(b.back().arrived_pct == 42);
+  CHECK(b.back().allocation_pct == doctest::Approx(40.4));
+  CHECK(bucket_by_arrived(ev, 1000, 41).size() == 3);
 }

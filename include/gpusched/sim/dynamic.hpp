@@ -128,12 +128,11 @@ requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(cons
     const std::int64_t first = arrive[arrivals.front()];
     for (std::uint32_t i = 0; i < n; ++i) horizon = std::max(horizon, deadline[i] + duration(i) - first);
     if (horizon / o.sample_period >= static_cast<std::int64_t>(max_dynamic_samples)) {
-      throw invalid_argument_error("dynamic_options.sample_period",
-                                   std::to_string(o.sample_period) + " s over the trace's horizon of up to " +
-                                       std::to_string(horizon) + " s gives more than " +
-                                       std::to_string(max_dynamic_samples) + " samples; use at least " +
-                                       std::to_string(horizon / static_cast<std::int64_t>(max_dynamic_samples) + 1) +
-                                       " s");
+      throw invalid_argument_error(
+          "dynamic_options.sample_period",
+          std::to_string(o.sample_period) + " s over the trace's horizon of up to " + std::to_string(horizon) +
+              " s gives more than " + std::to_string(max_dynamic_samples) + " samples; use at least " +
+              std::to_string(horizon / static_cast<std::int64_t>(max_dynamic_samples) + 1) + " s");
     }
   }
 

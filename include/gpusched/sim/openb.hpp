@@ -59,7 +59,7 @@ inline std::vector<std::string_view> split_csv(std::string_view line) {
 }  // namespace detail
 
 // Limits of the reader, so that a wrong path (/dev/zero, a binary file, a huge dump) fails at once
-// with a clear message instead of exhausting memory (docs/simulator.md, "Limits"):
+// with a clear message instead of exhausting memory (docs/simulator.md, "Strictness and limits"):
 //   - a file holds at most max_file_bytes (256 MiB: the openb files are under 600 KB; 256 MiB of
 //     ~70-byte pod rows is about 3.8 million pods, ~470 times the 8152-pod default list);
 //   - a line holds at most max_line_bytes (64 KiB: the longest openb row is 109 bytes).
@@ -269,7 +269,8 @@ inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
         const std::size_t bar = spec.find('|');
         const std::string_view m = spec.substr(0, bar);
         if (!m.empty()) {
-          if (m.size() > short_name::max_size) r.fail(5, "model '" + detail::excerpt(m) + "' is longer than 15 characters");
+          if (m.size() > short_name::max_size)
+            r.fail(5, "model '" + detail::excerpt(m) + "' is longer than 15 characters");
           p.allowed_models.emplace_back(m);
         }
         if (bar == std::string_view::npos) break;

@@ -91,10 +91,10 @@ inline std::vector<std::uint32_t> paper_arrivals(std::span<const pod> pods, mill
                      : "reaching it at the trace's mean of " + detail::number(static_cast<double>(total) / n) +
                            " GPU milli per pod takes about " + std::to_string(static_cast<std::uint64_t>(need)) +
                            " arrivals, more than the limit of " + std::to_string(max_paper_arrivals);
-      throw invalid_argument_error("paper_options.tune",
-                                   "tuning to " + detail::number(o.tune) + " x the GPU capacity of " +
-                                       std::to_string(gpu_capacity) + " milli: " + why +
-                                       " (tune <= 0 replays the trace as it is)");
+      throw invalid_argument_error("paper_options.tune", "tuning to " + detail::number(o.tune) +
+                                                             " x the GPU capacity of " + std::to_string(gpu_capacity) +
+                                                             " milli: " + why +
+                                                             " (tune <= 0 replays the trace as it is)");
     }
   }
   if (static_cast<double>(total) > target) {  // tuneDownPods

@@ -54,8 +54,8 @@ inline void check_replayable(const trace& t) {
   const auto in = [](const std::string& file) { return file.empty() ? std::string() : " (" + file + ")"; };
   if (t.nodes.empty()) throw invalid_argument_error("trace.nodes", "the node list is empty" + in(t.nodes_file));
   if (t.gpu_milli_capacity <= 0) {
-    throw invalid_argument_error("trace.nodes", "no node has a GPU" + in(t.nodes_file) +
-                                                    "; the replays report shares of GPU capacity");
+    throw invalid_argument_error(
+        "trace.nodes", "no node has a GPU" + in(t.nodes_file) + "; the replays report shares of GPU capacity");
   }
   if (t.pods.empty()) throw invalid_argument_error("trace.pods", "the pod list is empty" + in(t.pods_file));
 }
