@@ -49,7 +49,7 @@ struct paper_options {
 };
 
 namespace detail {
-inline std::string number(double x) {  // 1.3 -> "1.3" (std::to_string gives "1.300000")
+inline std::string plain_number(double x) {  // 1.3 -> "1.3" (std::to_string gives "1.300000")
   std::ostringstream s;
   s << x;
   return s.str();
@@ -87,11 +87,13 @@ inline std::vector<std::uint32_t> paper_arrivals(std::span<const pod> pods, mill
     const double need = total > 0 ? n + n * (target - static_cast<double>(total)) / static_cast<double>(total) : 0.0;
     if (total == 0 || need > static_cast<double>(max_paper_arrivals)) {
       const std::string why =
-          total == 0 ? "no pod of the trace requests a GPU, so no number of clones reaches the target"
-                     : "reaching it at the trace's mean of " + detail::number(static_cast<double>(total) / n) +
-                           " GPU milli per pod takes about " + std::to_string(static_cast<std::uint64_t>(need)) +
-                           " arrivals, more than the limit of " + std::to_string(max_paper_arrivals);
-      throw invalid_argument_error("paper_options.tune", "tuning to " + detail::number(o.tune) +
+          total == 0
+              ? "no pod of the trace requests a GPU, so no number of clones reaches the target"
+              : "reaching it at the trace's mean of " + detail::plain_number(static_cast<double>(total) / n) +
+                    " GPU milli per pod takes about " +
+                    (need < 1e18 ? std::to_string(static_cast<std::uint64_t>(need)) : detail::plain_number(need)) +
+                    " arrivals, more than the limit of " + std::to_string(max_paper_arrivals);
+      throw invalid_argument_error("paper_options.tune", "tuning to " + detail::plain_number(o.tune) +
                                                              " x the GPU capacity of " + std::to_string(gpu_capacity) +
                                                              " milli: " + why +
                                                              " (tune <= 0 replays the trace as it is)");
@@ -108,7 +110,7 @@ inline std::vector<std::uint32_t> paper_arrivals(std::span<const pod> pods, mill
       const auto idx = static_cast<std::uint32_t>(r.below(pods.size()));
       if (static_cast<double>(total + pods[idx].gpu_milli) > target) break;
       if (order.size() == max_paper_arrivals) {  // the draws ran far past the estimate above
-        throw invalid_argument_error("paper_options.tune", "tuning to " + detail::number(o.tune) +
+        throw invalid_argument_error("paper_options.tune", "tuning to " + detail::plain_number(o.tune) +
                                                                " x the GPU capacity takes more than the limit of " +
                                                                std::to_string(max_paper_arrivals) + " arrivals");
       }
