@@ -11,9 +11,12 @@
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -23,6 +26,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -53,34 +57,65 @@ std::string default_data(const char* file) {
   return (std::filesystem::path(GPUSCHED_SOURCE_DIR) / "data/openb" / file).string();
 }
 
+// Limits of the command line (docs/simulator.md, "Strictness and limits"): at most max_seeds seeds, since every
+// seed is a full replay per policy (about 0.3 s each on the default trace).
+constexpr std::size_t max_seeds = 100000;
+
+// "a,b,c" -> {"a", "b", "c"}; unlike getline, keeps empty items ("42," has two) so they are refused.
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (;;) {
+    const std::size_t comma = text.find(',');
+    out.push_back(text.substr(0, comma));
+    if (comma == std::string_view::npos) return out;
+    text.remove_prefix(comma + 1);
+  }
+}
+
+// A whole decimal number (no sign, spaces, base prefix or trailing text).
+std::optional<std::uint64_t> whole_number(std::string_view s) {
+  std::uint64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
+// "42-51", "42,43,50" or a mix; every seed a whole decimal number within 0..2^64-1, ranges ascending,
+// no seed twice, at most max_seeds in all. Throws std::invalid_argument with the reason.
 std::vector<std::uint64_t> parse_seeds(const std::string& text) {
   std::vector<std::uint64_t> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    const auto dash = item.find('-');
-    try {
-      if (dash == std::string::npos) {
-        out.push_back(std::stoull(item));
-      } else {
-        const std::uint64_t a = std::stoull(item.substr(0, dash)), b = std::stoull(item.substr(dash + 1));
-        if (b < a || b - a > 100000) throw std::invalid_argument("range");
-        for (std::uint64_t s = a; s <= b; ++s) out.push_back(s);
-      }
-    } catch (const std::exception&) {
-      throw CLI::ValidationError("--seeds", "'" + item + "' is not a seed or a range like 42-51");
+  for (const std::string_view item : split_commas(text)) {
+    if (item.empty()) throw std::invalid_argument("'" + text.substr(0, 60) + "' has an empty item");
+    const std::string quoted = "'" + std::string(item.substr(0, 60)) + (item.size() > 60 ? "...'" : "'");
+    const std::size_t dash = item.find('-');
+    const auto a = whole_number(item.substr(0, dash));
+    const auto b = dash == std::string_view::npos ? a : whole_number(item.substr(dash + 1));
+    if (!a || !b) {
+      throw std::invalid_argument(quoted +
+                                  " is not a seed (a whole number 0..18446744073709551615) or a range like 42-51");
+    }
+    if (*b < *a) throw std::invalid_argument("range " + quoted + " ends before it starts");
+    if (*b - *a >= max_seeds - out.size()) {
+      throw std::invalid_argument("more than " + std::to_string(max_seeds) + " seeds (" + quoted + ")");
+    }
+    for (std::uint64_t s = *a;; ++s) {  // s <= *b as the loop test would wrap when *b is the largest seed
+      out.push_back(s);
+      if (s == *b) break;
     }
   }
-  if (out.empty()) throw CLI::ValidationError("--seeds", "no seed given");
+  std::vector<std::uint64_t> sorted = out;
+  std::sort(sorted.begin(), sorted.end());
+  if (const auto d = std::adjacent_find(sorted.begin(), sorted.end()); d != sorted.end()) {
+    throw std::invalid_argument("seed " + std::to_string(*d) + " is given twice");
+  }
   return out;
 }
 
+// "FGD,gpusched" or "all"; unknown or repeated names are refused. Throws std::invalid_argument.
 std::vector<sim::policy_kind> parse_policies(const std::string& text) {
   std::vector<sim::policy_kind> out;
-  std::stringstream ss(text);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    if (item == "all") {
+  for (const std::string_view item : split_commas(text)) {
+    if (item == "all" && text == "all") {
       for (const auto& p : sim::policies) out.push_back(p.kind);
       continue;
     }
@@ -88,11 +123,61 @@ std::vector<sim::policy_kind> parse_policies(const std::string& text) {
     if (!k) {
       std::string names;
       for (const auto& p : sim::policies) names += std::string(names.empty() ? "" : ", ") + std::string(p.name);
-      throw CLI::ValidationError("--policy", "unknown policy '" + item + "' (known: " + names + ", all)");
+      throw std::invalid_argument("unknown policy '" + std::string(item.substr(0, 60)) + "' (known: " + names +
+                                  "; or 'all' alone)");
     }
-    if (std::find(out.begin(), out.end(), *k) == out.end()) out.push_back(*k);
+    if (std::find(out.begin(), out.end(), *k) != out.end()) {
+      throw std::invalid_argument("policy '" + std::string(item) + "' is given twice");
+    }
+    out.push_back(*k);
   }
   return out;
+}
+
+// CLI11 validators. CLI11 converts numbers with strtoll (base 0: "010" is 8, "0x10" is 16) and
+// strtold ("nan", "inf", " 5" pass, and Range lets nan through), so numbers are checked here first.
+template <class Parse>
+CLI::Validator parsed_by(Parse parse, const std::string& name) {
+  return CLI::Validator(
+      [parse](std::string& s) -> std::string {
+        try {
+          (void)parse(s);
+        } catch (const std::invalid_argument& e) {
+          return e.what();
+        }
+        return {};
+      },
+      name);
+}
+
+// A whole decimal number within lo..hi; rewritten to its plain form before CLI11 converts it.
+CLI::Validator decimal_integer(std::uint64_t lo, std::uint64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        const auto v = whole_number(s);
+        if (!v) return "'" + s.substr(0, 60) + "' is not a whole decimal number";
+        if (*v < lo || *v > hi) return s + " is outside " + std::to_string(lo) + ".." + std::to_string(hi);
+        s = std::to_string(*v);
+        return {};
+      },
+      "INT in " + std::to_string(lo) + ".." + std::to_string(hi));
+}
+
+// A finite decimal number within lo..hi (plain or exponent notation).
+CLI::Validator finite_number(double lo, double hi) {
+  std::ostringstream range;
+  range << lo << ".." << hi;
+  return CLI::Validator(
+      [lo, hi, r = range.str()](std::string& s) -> std::string {
+        double v = 0;
+        const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) {
+          return "'" + s.substr(0, 60) + "' is not a finite decimal number";
+        }
+        if (v < lo || v > hi) return s + " is outside " + r;
+        return {};
+      },
+      "NUMBER in " + range.str());
 }
 
 struct task {
@@ -201,6 +286,15 @@ json dynamic_json(const sim::dynamic_result& r) {
   return j;
 }
 
+// Flushes stdout; a failed write (a full disk, a closed pipe) is an error, not a silent short table.
+int finish_stdout() {
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) != 0) {
+    std::fprintf(stderr, "error: cannot write the report to standard output\n");
+    return 2;
+  }
+  return 0;
+}
+
 }  // namespace
 
 #if defined(GPUSCHED_SIM_SCENARIO)
@@ -210,13 +304,13 @@ int run_scenario(const std::string& file, const std::string& profiles, const std
   try {
     const auto sc = sim::serving::load_scenario(file);
     std::vector<std::string> names;
-    std::stringstream ss(profiles);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
+    for (const std::string_view item : split_commas(profiles)) {
       if (item.empty()) throw invalid_argument_error("--profiles", "empty name in '" + profiles + "'");
-      names.push_back(item);
+      if (std::find(names.begin(), names.end(), item) != names.end()) {
+        throw invalid_argument_error("--profiles", "'" + std::string(item) + "' is given twice");
+      }
+      names.emplace_back(item);
     }
-    if (names.empty()) throw invalid_argument_error("--profiles", "no profile given");
     const auto seeds = seeds_given ? parse_seeds(seeds_text) : sc.seeds;
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = sim::experiment::run_ab(sc, names, seeds, duration);
@@ -229,14 +323,11 @@ int run_scenario(const std::string& file, const std::string& profiles, const std
                   wall / static_cast<double>(seeds.size() * names.size()));
       std::fputs(sim::experiment::format_table(r).c_str(), stdout);
     }
-  } catch (const CLI::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
   }
-  return 0;
+  return finish_stdout();
 }
 #endif
 
@@ -248,36 +339,63 @@ int main(int argc, char** argv) {
   double tune = 1.3, time_scale = 1.0;
   unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
   bool progress = isatty(STDERR_FILENO) != 0, quiet = false, list = false;
-  app.add_option("--nodes", nodes_file, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
-      ->check(CLI::ExistingFile)
-      ->capture_default_str();
-  app.add_option("--pods", pods_file, "pod list CSV (openb format)")->check(CLI::ExistingFile)->capture_default_str();
-  app.add_option("--policy", policy_text, "policies, comma-separated, or 'all'")->capture_default_str();
-  app.add_option("--seeds", seeds_text, "seeds: 42-51, or 42,43,50")->capture_default_str();
-  app.add_option("--tune", tune, "paper mode: GPU demand as a multiple of cluster GPU capacity")
-      ->check(CLI::Range(0.0, 100.0))
-      ->capture_default_str();
-  app.add_option("--jobs,-j", jobs, "parallel runs (threads)")->check(CLI::Range(1U, 1024U))->capture_default_str();
-  app.add_option("--output-json", output_json, "write every run (series and final metrics) to this file");
-  app.add_option("--mode", mode, "paper (arrivals only, the FGD protocol) or dynamic (creation/deletion times)")
-      ->check(CLI::IsMember({"paper", "dynamic"}))
-      ->capture_default_str();
-  app.add_option("--time-scale", time_scale, "dynamic mode: divide arrival times by this (>= 1) to raise the load")
-      ->check(CLI::Range(1.0, 1e9))
-      ->capture_default_str();
-  app.add_flag("--progress,!--no-progress", progress, "progress bar on stderr (default: when stderr is a terminal)");
-  app.add_flag("--quiet,-q", quiet, "no summary table");
-  app.add_flag("--list-policies", list, "list the policies and exit");
+  std::vector<CLI::Option*> replay_opts;  // the options of the openb replay (paper and dynamic modes)
+  replay_opts.push_back(app.add_option("--nodes", nodes_file, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
+                            ->check(CLI::ExistingFile)
+                            ->capture_default_str());
+  replay_opts.push_back(app.add_option("--pods", pods_file, "pod list CSV (openb format)")
+                            ->check(CLI::ExistingFile)
+                            ->capture_default_str());
+  replay_opts.push_back(app.add_option("--policy", policy_text, "policies, comma-separated, or 'all'")
+                            ->check(parsed_by(parse_policies, "POLICIES"))
+                            ->capture_default_str());
+  CLI::Option* seeds_opt = app.add_option("--seeds", seeds_text, "seeds: 42-51, or 42,43,50 (at most 100000)")
+                               ->check(parsed_by(parse_seeds, "SEEDS"))
+                               ->capture_default_str();
+  // The table reports the allocation at round(tune x 100)% arrived, so tune is at least 0.01.
+  CLI::Option* tune_opt = app.add_option("--tune", tune, "paper mode: GPU demand as a multiple of cluster GPU capacity")
+                              ->check(finite_number(0.01, 100.0))
+                              ->capture_default_str();
+  replay_opts.push_back(tune_opt);
+  replay_opts.push_back(app.add_option("--jobs,-j", jobs, "parallel runs (threads)")
+                            ->transform(decimal_integer(1, 1024))
+                            ->capture_default_str());
+  replay_opts.push_back(
+      app.add_option("--output-json", output_json, "write every run (series and final metrics) to this file"));
+  replay_opts.push_back(
+      app.add_option("--mode", mode, "paper (arrivals only, the FGD protocol) or dynamic (creation/deletion times)")
+          ->check(CLI::IsMember({"paper", "dynamic"}))
+          ->capture_default_str());
+  CLI::Option* time_scale_opt =
+      app.add_option("--time-scale", time_scale, "dynamic mode: divide arrival times by this (>= 1) to raise the load")
+          ->check(finite_number(1.0, 1e9))
+          ->capture_default_str();
+  replay_opts.push_back(time_scale_opt);
+  replay_opts.push_back(app.add_flag("--progress,!--no-progress", progress,
+                                     "progress bar on stderr (default: when stderr is a terminal)"));
+  replay_opts.push_back(app.add_flag("--quiet,-q", quiet, "no summary table"));
+  CLI::Option* list_opt = app.add_flag("--list-policies", list, "list the policies and exit");
+  for (CLI::Option* o : replay_opts) list_opt->excludes(o);
+  list_opt->excludes(seeds_opt);
 #if defined(GPUSCHED_SIM_SCENARIO)
   std::string scenario_file, profiles_text = "kube-default,gpusched";
   double duration = -1.0;
   bool as_json = false;
-  app.add_option("--scenario", scenario_file, "serving scenario YAML: print the A/B report of --profiles instead")
-      ->check(CLI::ExistingFile);
+  CLI::Option* scenario_opt =
+      app.add_option("--scenario", scenario_file, "serving scenario YAML: print the A/B report of --profiles instead")
+          ->check(CLI::ExistingFile);
   app.add_option("--profiles", profiles_text, "scenario mode: profiles, comma-separated (two give a change column)")
-      ->capture_default_str();
-  app.add_option("--duration", duration, "scenario mode: simulated seconds (default: the scenario's duration_s)");
-  app.add_flag("--json", as_json, "scenario mode: JSON (mean and ci95 per metric and profile) instead of the table");
+      ->capture_default_str()
+      ->needs(scenario_opt);
+  // The same range as the scenario file's duration_s; a run costs about 10 s of wall time per
+  // simulated day with data/scenarios/seed.yaml.
+  app.add_option("--duration", duration, "scenario mode: simulated seconds (default: the scenario's duration_s)")
+      ->check(finite_number(1e-9, 1e9))
+      ->needs(scenario_opt);
+  app.add_flag("--json", as_json, "scenario mode: JSON (mean and ci95 per metric and profile) instead of the table")
+      ->needs(scenario_opt);
+  for (CLI::Option* o : replay_opts) scenario_opt->excludes(o);
+  scenario_opt->excludes(list_opt);
 #endif
   CLI11_PARSE(app, argc, argv);
 #if defined(GPUSCHED_SIM_SCENARIO)
@@ -289,28 +407,49 @@ int main(int argc, char** argv) {
   if (list) {
     for (const auto& p : sim::policies)
       std::printf("%-14s %s\n", std::string(p.name).c_str(), std::string(p.summary).c_str());
-    return 0;
+    return finish_stdout();
   }
-  std::vector<sim::policy_kind> kinds;
-  std::vector<std::uint64_t> seeds;
-  try {
-    kinds = parse_policies(policy_text);
-    seeds = parse_seeds(seeds_text);
-  } catch (const CLI::Error& e) {
-    return app.exit(e);
+  if (mode == "dynamic" && tune_opt->count() > 0) {
+    std::fprintf(stderr, "error: --tune applies to --mode paper only\n");
+    return 2;
   }
+  if (mode == "paper" && time_scale_opt->count() > 0) {
+    std::fprintf(stderr, "error: --time-scale applies to --mode dynamic only\n");
+    return 2;
+  }
+  const std::vector<sim::policy_kind> kinds = parse_policies(policy_text);  // validated by CLI11 above
+  const std::vector<std::uint64_t> seeds = parse_seeds(seeds_text);
+
+  // The output file is checked before any work: opened for appending (which creates it and changes no
+  // byte of an existing one); it is written at the end, and removed again if it was new and a run fails.
+  bool output_created = false;
+  if (!output_json.empty()) {
+    std::error_code ec;
+    output_created = !std::filesystem::exists(output_json, ec);
+    std::ofstream probe(output_json, std::ios::app);
+    if (!probe) {
+      std::fprintf(stderr, "error: --output-json: cannot write %s: %s\n", output_json.c_str(), std::strerror(errno));
+      return 2;
+    }
+  }
+  auto fail = [&](const std::string& why) {
+    std::fprintf(stderr, "error: %s\n", why.c_str());
+    if (output_created) {
+      std::error_code ec;
+      std::filesystem::remove(output_json, ec);
+    }
+    return 2;
+  };
 
   sim::trace t;
   try {
     t = sim::trace::load(nodes_file, pods_file);
+    sim::check_replayable(t);
     if (mode == "dynamic" && !t.has_times()) {
-      std::fprintf(stderr, "error: %s has no creation/deletion times; dynamic mode needs the 11-column format\n",
-                   pods_file.c_str());
-      return 2;
+      return fail(pods_file + " has no creation/deletion times; dynamic mode needs the 11-column format");
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
-    return 2;
+    return fail(e.what());
   }
 
   std::vector<task> tasks;
@@ -358,10 +497,7 @@ int main(int argc, char** argv) {
   for (unsigned i = 0; i < nthreads; ++i) pool.emplace_back(worker);
   for (auto& th : pool) th.join();
   const double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
-  if (failed) {
-    std::fprintf(stderr, "error: %s\n", failure.c_str());
-    return 2;
-  }
+  if (failed) return fail(failure);
 
   const int max_pct = static_cast<int>(std::lround(tune * 100));
   const bool default_trace = pods_file.find("openb_pod_list_default.csv") != std::string::npos &&
@@ -479,12 +615,10 @@ int main(int argc, char** argv) {
   out["summary"] = summary;
   out["wall_seconds"] = wall_s;
   if (!output_json.empty()) {
-    std::ofstream f(output_json);
-    if (!f) {
-      std::fprintf(stderr, "error: cannot write %s\n", output_json.c_str());
-      return 2;
-    }
+    std::ofstream f(output_json, std::ios::trunc);
     f << out.dump(1) << '\n';
+    f.flush();
+    if (!f) return fail("--output-json: cannot write " + output_json);
   }
-  return 0;
+  return finish_stdout();
 }

@@ -41,9 +41,9 @@ def test_top_k_and_assign() -> None:
     c = two_nodes()
     b = gs.BatchScorer()
     pods = [POD.replace(name=f"p{i}") for i in range(5)]
-    t = b.top_k(c, pods, k=3)
-    assert sorted(t["node"][0, :2].tolist()) == [0, 1] and t["node"][0, 2] == -1  # tied at 930: hashed order
-    assert t["node"].shape == (5, 3) and (t["score"][:, 2] == -1).all() and (t["feasible"] == 2).all()
+    t = b.top_k(c, pods, k=2)  # k is at most the node count (test_hardening_sim.py)
+    assert sorted(t["node"][0].tolist()) == [0, 1]  # tied at 930: hashed order
+    assert t["node"].shape == (5, 2) and (t["score"] == 930).all() and (t["feasible"] == 2).all()
     before = c.copy()
     a = b.assign_greedy(c, pods)
     assert c == before  # apply=False changes nothing

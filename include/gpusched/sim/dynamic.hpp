@@ -48,6 +48,11 @@ struct dynamic_options {
   double time_scale = 1.0;                // arrival clock compression (>= 1 raises the load)
 };
 
+// The most samples one dynamic replay records: 2^24 (about 670 MB of dynamic_sample). The default
+// period (6 hours) gives about 1,200 over the openb default trace's horizon; a period that would pass
+// the limit is refused before the replay starts.
+inline constexpr std::size_t max_dynamic_samples = std::size_t{1} << 24;
+
 // The cluster at `time`, just before the events of that second.
 struct dynamic_sample {
   std::int64_t time = 0;  // seconds
@@ -82,6 +87,7 @@ template <class Profile>
 requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(const trace& t, Profile profile,
                                                                             const dynamic_options& o,
                                                                             std::string policy_name = {}) {
+  check_replayable(t);
   if (!t.has_times()) {
     throw invalid_argument_error("trace.pods",
                                  "dynamic mode needs creation_time and deletion_time (11-column pod file)");
@@ -114,6 +120,21 @@ requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(cons
     const openb_pod& p = t.pods[i];
     return p.deletion_time - (p.scheduled_time ? *p.scheduled_time : p.creation_time);
   };
+  {
+    // A pod waits at most until its deadline and then runs its duration, so the last event comes at
+    // most max(deadline + duration) - first arrival after the start; the samples over that horizon
+    // must stay within max_dynamic_samples.
+    std::int64_t horizon = 0;
+    const std::int64_t first = arrive[arrivals.front()];
+    for (std::uint32_t i = 0; i < n; ++i) horizon = std::max(horizon, deadline[i] + duration(i) - first);
+    if (horizon / o.sample_period >= static_cast<std::int64_t>(max_dynamic_samples)) {
+      throw invalid_argument_error(
+          "dynamic_options.sample_period",
+          std::to_string(o.sample_period) + " s over the trace's horizon of up to " + std::to_string(horizon) +
+              " s gives more than " + std::to_string(max_dynamic_samples) + " samples; use at least " +
+              std::to_string(horizon / static_cast<std::int64_t>(max_dynamic_samples) + 1) + " s");
+    }
+  }
 
   struct running_pod {
     std::int64_t end;
@@ -131,7 +152,6 @@ requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(cons
   res.seed = o.seed;
   res.gpu_capacity = c.gpu_milli_capacity();
   res.pods = n;
-  if (n == 0) return res;
   res.start = arrive[arrivals.front()];
 
   double alloc_integral = 0.0, pending_integral = 0.0;

@@ -80,16 +80,21 @@ struct bucket_point {
 
 // merge_alloc_discrete_0920.py: each event's arrived % (of capacity) rounded to an integer; for each
 // integer 0..max_pct, the mean over the events in that bucket, or, when a bucket is empty, over the
-// events within +-1 of it. Buckets with no event near them are left out.
+// events within +-1 of it. Buckets with no event near them are left out, so the buckets past the
+// largest arrived % + 1 are not visited: the work is bounded by the events, whatever max_pct.
 inline std::vector<bucket_point> bucket_by_arrived(const std::vector<event_sample>& events, milli capacity,
                                                    int max_pct) {
   std::vector<bucket_point> out;
   if (capacity <= 0 || events.empty()) return out;
   const double cap = static_cast<double>(capacity);
   std::vector<double> arrived(events.size());
-  for (std::size_t i = 0; i < events.size(); ++i)
+  double highest = 0.0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
     arrived[i] = static_cast<double>(events[i].arrived_gpu_milli) / cap * 100.0;
-  for (int b = 0; b <= max_pct; ++b) {
+    highest = std::max(highest, arrived[i]);
+  }
+  const double last = std::min(static_cast<double>(max_pct), std::ceil(highest) + 1.0);
+  for (int b = 0; b <= last; ++b) {
     double alloc = 0, frag = 0, ratio = 0;
     std::size_t k = 0;
     for (int pass = 0; pass < 2 && k == 0; ++pass) {

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "gpusched/core/error.hpp"
@@ -55,24 +56,89 @@ inline std::vector<std::string_view> split_csv(std::string_view line) {
   }
 }
 
-// Reads a whole text file as lines (a trailing newline ends the last line; '\r' before '\n' is
-// dropped). Throws file_error(path, 0) when the file cannot be opened.
+}  // namespace detail
+
+// Limits of the reader, so that a wrong path (/dev/zero, a binary file, a huge dump) fails at once
+// with a clear message instead of exhausting memory (docs/simulator.md, "Strictness and limits"):
+//   - a file holds at most max_file_bytes (256 MiB: the openb files are under 600 KB; 256 MiB of
+//     ~70-byte pod rows is about 3.8 million pods, ~470 times the 8152-pod default list);
+//   - a line holds at most max_line_bytes (64 KiB: the longest openb row is 109 bytes).
+inline constexpr std::size_t max_file_bytes = std::size_t{256} << 20;
+inline constexpr std::size_t max_line_bytes = std::size_t{64} << 10;
+
+namespace detail {
+
+// A field or line as it may appear in an error message: printable ASCII as is, any other byte as
+// \xNN, cut after 60 characters (with the full length), so that a message stays one short line.
+inline std::string excerpt(std::string_view s) {
+  constexpr std::size_t keep = 60;
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < keep; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      static constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (s.size() > keep) out += "... (" + std::to_string(s.size()) + " bytes)";
+  return out;
+}
+
+// Reads a whole text file as lines. "\n", "\r\n" and a lone "\r" (old Mac files) each end a line; a
+// UTF-8 byte order mark at the start is dropped; blank lines at the end of the file are dropped (a
+// blank line between rows stays, and is an error for the caller). Throws file_error(path, 0) when the
+// file cannot be opened or read, and file_error(path, line) past max_file_bytes or max_line_bytes.
 inline std::vector<std::string> read_lines(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw file_error(path, 0, "cannot open file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
   std::vector<std::string> lines;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t nl = text.find('\n', start);
-    if (nl == std::string::npos) nl = text.size();
-    std::string l = text.substr(start, nl - start);
-    if (!l.empty() && l.back() == '\r') l.pop_back();
-    lines.push_back(std::move(l));
-    start = nl + 1;
+  std::string cur;
+  std::size_t total = 0;
+  bool after_cr = false, first = true;
+  std::vector<char> buf(std::size_t{1} << 16);
+  for (;;) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    total += got;
+    if (total > max_file_bytes) {
+      throw file_error(path, lines.size() + 1,
+                       "file is larger than " + std::to_string(max_file_bytes >> 20) + " MiB (the reader's limit)");
+    }
+    std::string_view chunk(buf.data(), got);
+    if (first) {
+      first = false;
+      if (chunk.starts_with("\xEF\xBB\xBF")) chunk.remove_prefix(3);  // UTF-8 BOM
+    }
+    while (!chunk.empty()) {
+      if (after_cr && chunk.front() == '\n') chunk.remove_prefix(1);  // the "\n" of a "\r\n" split over chunks
+      after_cr = false;
+      const std::size_t end = chunk.find_first_of("\r\n");
+      const std::size_t take = end == std::string_view::npos ? chunk.size() : end;
+      if (cur.size() + take > max_line_bytes) {
+        throw file_error(path, lines.size() + 1,
+                         "line is longer than " + std::to_string(max_line_bytes) + " bytes (the reader's limit)");
+      }
+      cur.append(chunk.substr(0, take));
+      if (end == std::string_view::npos) break;
+      after_cr = chunk[end] == '\r';
+      if (after_cr && end + 1 < chunk.size() && chunk[end + 1] == '\n') {
+        after_cr = false;
+        chunk.remove_prefix(end + 2);
+      } else {
+        chunk.remove_prefix(end + 1);
+      }
+      lines.push_back(std::move(cur));
+      cur.clear();
+    }
   }
+  if (in.bad()) throw file_error(path, 0, "cannot read file");
+  if (!cur.empty()) lines.push_back(std::move(cur));
+  while (!lines.empty() && lines.back().empty()) lines.pop_back();
   return lines;
 }
 
@@ -90,7 +156,7 @@ struct row_reader {
     std::int64_t v = 0;
     const auto [ptr, ec] = std::from_chars(f.data(), f.data() + f.size(), v);
     if (f.empty() || ec != std::errc() || ptr != f.data() + f.size()) {
-      fail(col, "'" + std::string(f) + "' is not an integer");
+      fail(col, "'" + excerpt(f) + "' is not an integer");
     }
     if (v < lo || v > hi)
       fail(col, std::to_string(v) + " is outside " + std::to_string(lo) + ".." + std::to_string(hi));
@@ -113,12 +179,13 @@ inline void check_header(const std::string& file, const std::vector<std::string>
     if (i) want += "' or '";
     for (std::size_t j = 0; j < accepted[i].size(); ++j) want += (j ? "," : "") + std::string(accepted[i][j]);
   }
-  throw file_error(file, 1, "unexpected header '" + lines[0] + "', expected '" + want + "'");
+  throw file_error(file, 1, "unexpected header '" + excerpt(lines[0]) + "', expected '" + want + "'");
 }
 
 // Reads a CSV file whose header is one of `accepted` and calls row(reader, fields, which) for each
-// data row, `which` being the index of the header found; a row with the wrong number of columns is
-// an error naming file:line. Returns the number of data rows.
+// data row, `which` being the index of the header found; a row with the wrong number of columns, or
+// a field holding a control character (a NUL byte, a tab), is an error naming file:line and the
+// column. Returns the number of data rows.
 template <class Row>
 std::size_t read_rows(const std::string& path, const std::vector<std::vector<std::string_view>>& accepted, Row&& row) {
   const auto lines = read_lines(path);
@@ -131,7 +198,14 @@ std::size_t read_rows(const std::string& path, const std::vector<std::vector<std
     if (f.size() != header.size()) {
       throw file_error(path, line, "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
     }
-    row(row_reader{path, line, header, f}, f, which);
+    const row_reader r{path, line, header, f};
+    for (std::size_t col = 0; col < f.size(); ++col) {
+      for (const char ch : f[col]) {
+        const auto c = static_cast<unsigned char>(ch);
+        if (c < 0x20 || c == 0x7f) r.fail(col, "'" + excerpt(f[col]) + "' holds a control character");
+      }
+    }
+    row(r, f, which);
   }
   return lines.size() - 1;
 }
@@ -139,21 +213,26 @@ std::size_t read_rows(const std::string& path, const std::vector<std::vector<std
 }  // namespace detail
 
 // Reads an openb node list. GPU devices get the row's model, full share and no GPU memory (the trace
-// has none). A node without GPUs must have an empty model; a node with GPUs must name one.
+// has none). A node without GPUs must have an empty model; a node with GPUs must name one. Node names
+// are unique (the node is the unit a pod is bound to).
 inline std::vector<node_spec> read_openb_nodes(const std::string& path) {
   static const std::vector<std::vector<std::string_view>> headers = {{"sn", "cpu_milli", "memory_mib", "gpu", "model"}};
   std::vector<node_spec> nodes;
+  std::unordered_map<std::string, std::size_t> line_of;  // node name -> its line
   constexpr std::int64_t big = std::int64_t{1} << 50;
   detail::read_rows(path, headers, [&](const detail::row_reader& r, const std::vector<std::string_view>& f, std::size_t) {
     node_spec n;
     n.name = std::string(f[0]);
     if (n.name.empty()) r.fail(0, "must not be empty");
+    if (const auto [it, fresh] = line_of.emplace(n.name, r.line); !fresh) {
+      r.fail(0, "'" + detail::excerpt(n.name) + "' is already the node of line " + std::to_string(it->second));
+    }
     n.cpu_milli = r.integer(1, 0, big);
     n.memory_mib = r.integer(2, 0, big);
     const auto gpus = static_cast<int>(r.integer(3, 0, max_gpus_per_node));
     if (gpus > 0 && f[4].empty()) r.fail(4, "a node with GPUs must name their model");
     if (gpus == 0 && !f[4].empty()) r.fail(4, "a node without GPUs has no model");
-    if (f[4].size() > short_name::max_size) r.fail(4, "'" + std::string(f[4]) + "' is longer than 15 characters");
+    if (f[4].size() > short_name::max_size) r.fail(4, "'" + detail::excerpt(f[4]) + "' is longer than 15 characters");
     n.add_gpus(gpus, f[4], 0);
     nodes.push_back(std::move(n));
   });
@@ -190,7 +269,8 @@ inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
         const std::size_t bar = spec.find('|');
         const std::string_view m = spec.substr(0, bar);
         if (!m.empty()) {
-          if (m.size() > short_name::max_size) r.fail(5, "model '" + std::string(m) + "' is longer than 15 characters");
+          if (m.size() > short_name::max_size)
+            r.fail(5, "model '" + detail::excerpt(m) + "' is longer than 15 characters");
           p.allowed_models.emplace_back(m);
         }
         if (bar == std::string_view::npos) break;
@@ -208,7 +288,7 @@ inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
       } else if (o.qos == "Guaranteed") {
         p.qos = qos_class::guaranteed;
       } else {
-        r.fail(6, "'" + o.qos + "' is not one of LS, BE, Burstable, Guaranteed");
+        r.fail(6, "'" + detail::excerpt(o.qos) + "' is not one of LS, BE, Burstable, Guaranteed");
       }
       const std::string_view ph = f[7];
       if (ph == "Running") {
@@ -220,7 +300,7 @@ inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
       } else if (ph == "Pending") {
         o.phase = pod_phase::pending;
       } else {
-        r.fail(7, "'" + std::string(ph) + "' is not one of Running, Succeeded, Failed, Pending");
+        r.fail(7, "'" + detail::excerpt(ph) + "' is not one of Running, Succeeded, Failed, Pending");
       }
       o.has_times = true;
       o.creation_time = r.integer(8, 0, big);

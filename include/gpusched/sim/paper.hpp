@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <map>
 #include <span>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,10 +48,32 @@ struct paper_options {
   tie_break_rule ties = tie_break_rule::first_node;  // among equal scores, in the seeded node order
 };
 
+namespace detail {
+inline std::string plain_number(double x) {  // 1.3 -> "1.3" (std::to_string gives "1.300000")
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+}  // namespace detail
+
+// The most arrivals the tuning may produce: 2^24 (16.8 million). Tuning up clones pods until their
+// GPU demand reaches tune x capacity, so a trace whose pods request little GPU against a large
+// cluster needs very many clones (none at all reach the target when no pod requests a GPU). The
+// limit keeps the arrival list and the per-arrival events (32 bytes each) under about 600 MB; the
+// openb default trace tuned to 130% has about 10,800 arrivals.
+inline constexpr std::size_t max_paper_arrivals = std::size_t{1} << 24;
+
 // The arrival sequence: indices into the (name-sorted) trace pods; clones repeat an index.
+// Tuning up a trace that requests no GPU, or that would need more than max_paper_arrivals arrivals
+// (estimated from the trace's mean GPU demand per pod before any clone is drawn, and checked again
+// while drawing), throws invalid_argument_error naming paper_options.tune.
 inline std::vector<std::uint32_t> paper_arrivals(std::span<const pod> pods, milli gpu_capacity, const paper_options& o,
                                                  rng& r) {
   if (!(o.tune <= 100.0)) throw invalid_argument_error("paper_options.tune", "must be a number <= 100");
+  if (pods.size() > max_paper_arrivals) {
+    throw invalid_argument_error("trace.pods", std::to_string(pods.size()) + " pods, more than the limit of " +
+                                                   std::to_string(max_paper_arrivals) + " arrivals");
+  }
   std::vector<std::uint32_t> order(pods.size());
   for (std::size_t i = 0; i < pods.size(); ++i) order[i] = static_cast<std::uint32_t>(i);
   if (o.shuffle) r.shuffle(std::span<std::uint32_t>(order));
@@ -58,6 +81,24 @@ inline std::vector<std::uint32_t> paper_arrivals(std::span<const pod> pods, mill
   milli total = 0;
   for (const pod& p : pods) total += p.gpu_milli_total();
   const double target = o.tune * static_cast<double>(gpu_capacity);
+  if (static_cast<double>(total) < target) {
+    // Each clone adds on average total / n; reaching the target takes about n (target - total) / total.
+    const double n = static_cast<double>(pods.size());
+    const double need = total > 0 ? n + n * (target - static_cast<double>(total)) / static_cast<double>(total) : 0.0;
+    if (total == 0 || need > static_cast<double>(max_paper_arrivals)) {
+      const std::string why =
+          total == 0
+              ? "no pod of the trace requests a GPU, so no number of clones reaches the target"
+              : "reaching it at the trace's mean of " + detail::plain_number(static_cast<double>(total) / n) +
+                    " GPU milli per pod takes about " +
+                    (need < 1e18 ? std::to_string(static_cast<std::uint64_t>(need)) : detail::plain_number(need)) +
+                    " arrivals, more than the limit of " + std::to_string(max_paper_arrivals);
+      throw invalid_argument_error("paper_options.tune", "tuning to " + detail::plain_number(o.tune) +
+                                                             " x the GPU capacity of " + std::to_string(gpu_capacity) +
+                                                             " milli: " + why +
+                                                             " (tune <= 0 replays the trace as it is)");
+    }
+  }
   if (static_cast<double>(total) > target) {  // tuneDownPods
     while (static_cast<double>(total) > target && !order.empty()) {
       const auto idx = static_cast<std::size_t>(r.below(order.size()));
@@ -68,6 +109,11 @@ inline std::vector<std::uint32_t> paper_arrivals(std::span<const pod> pods, mill
     for (;;) {
       const auto idx = static_cast<std::uint32_t>(r.below(pods.size()));
       if (static_cast<double>(total + pods[idx].gpu_milli) > target) break;
+      if (order.size() == max_paper_arrivals) {  // the draws ran far past the estimate above
+        throw invalid_argument_error("paper_options.tune", "tuning to " + detail::plain_number(o.tune) +
+                                                               " x the GPU capacity takes more than the limit of " +
+                                                               std::to_string(max_paper_arrivals) + " arrivals");
+      }
       total += pods[idx].gpu_milli_total();
       order.push_back(idx);
     }
@@ -105,11 +151,13 @@ struct paper_result {
 };
 
 // Replays the trace under the paper's protocol with `profile` (any SchedulingProfile over
-// sim_cluster). The scheduler's tie-break is seeded with o.seed.
+// sim_cluster). The scheduler's tie-break is seeded with o.seed. A trace without pods, without
+// nodes or without GPUs throws invalid_argument_error: every metric is a share of GPU capacity.
 template <class Profile>
 requires SchedulingProfile<Profile, sim_cluster> paper_result run_paper(const trace& t, Profile profile,
                                                                         const paper_options& o,
                                                                         std::string policy_name = {}) {
+  check_replayable(t);
   const auto start = std::chrono::steady_clock::now();
   rng r(o.seed);
   const std::vector<std::uint32_t> order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpusched/core/error.hpp"
 #include "gpusched/core/node.hpp"
 #include "gpusched/core/pod.hpp"
 #include "gpusched/scoring/typical_pods.hpp"
@@ -46,6 +47,18 @@ struct trace {
     return !pods.empty() && std::all_of(pods.begin(), pods.end(), [](const openb_pod& p) { return p.has_times; });
   }
 };
+
+// Throws invalid_argument_error unless the trace has nodes, GPUs and pods: both replays report shares
+// of the cluster's GPU capacity, which a trace without them does not have (or has nothing to place).
+inline void check_replayable(const trace& t) {
+  const auto in = [](const std::string& file) { return file.empty() ? std::string() : " (" + file + ")"; };
+  if (t.nodes.empty()) throw invalid_argument_error("trace.nodes", "the node list is empty" + in(t.nodes_file));
+  if (t.gpu_milli_capacity <= 0) {
+    throw invalid_argument_error(
+        "trace.nodes", "no node has a GPU" + in(t.nodes_file) + "; the replays report shares of GPU capacity");
+  }
+  if (t.pods.empty()) throw invalid_argument_error("trace.pods", "the pod list is empty" + in(t.pods_file));
+}
 
 // "cpu=12000m gpu=1x1000" or "cpu=8000m gpu=1x470 model=T4|P100": a pod's shape as a text key.
 inline std::string shape_key(const pod& p) {

@@ -8,6 +8,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -201,8 +202,14 @@ py::array_t<std::int32_t> scores(py_batch& self, py_cluster& pc, const std::vect
   return py::array_t<std::int32_t>({rows, cols}, {cols * item, item}, m->data(), owner);
 }
 
+// k is at most the cluster's node count (at least 1): a pod has at most one candidate per node, and
+// the result holds pods x k entries, so a larger k only pads (k = 10**12 would ask for terabytes).
 py::dict top_k(py_batch& self, py_cluster& pc, const std::vector<pod>& pods, std::size_t k) {
-  if (k == 0) throw invalid_argument_error("k", "must be >= 1");
+  const std::size_t most = std::max<std::size_t>(num_nodes(pc.c), 1);
+  if (k == 0 || k > most) {
+    throw invalid_argument_error(
+        "k", "must be within 1.." + std::to_string(most) + " (the cluster's nodes), got " + std::to_string(k));
+  }
   busy_scope sb(self.flag);
   busy_scope cb(pc.flag);
   batch::top_k_result r;
@@ -293,8 +300,8 @@ void register_batch(py::module_& m) {
            "(fn(NodeFeatures, Pod) -> scores 0..100), called once per pod with its feasible nodes; weight x score "
            "is added to those entries.")
       .def("top_k", &top_k, py::arg("cluster"), py::arg("pods"), py::arg("k") = 1,
-           "The k best nodes per pod, best first: {'node': (pods, k) int32, 'score': (pods, k) int32 (-1 padding "
-           "when fewer fit), 'feasible': (pods,) int64 feasible-node counts}.")
+           "The k best nodes per pod, best first (k within 1..the cluster's node count): {'node': (pods, k) int32, "
+           "'score': (pods, k) int32 (-1 padding when fewer fit), 'feasible': (pods,) int64 feasible-node counts}.")
       .def("assign_greedy", &assign, py::arg("cluster"), py::arg("pods"), py::kw_only(), py::arg("apply") = false,
            py::arg("cache_k") = 64, py::arg("one_per_round") = false,
            "Places the whole batch by greedy rounds (docs/batch.md). Returns {'node' (per pod, -1 unplaced), "

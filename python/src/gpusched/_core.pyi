@@ -618,7 +618,7 @@ class BatchScorer:
         """
     def top_k(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], k: typing.SupportsInt | typing.SupportsIndex = 1) -> dict:
         """
-        The k best nodes per pod, best first: {'node': (pods, k) int32, 'score': (pods, k) int32 (-1 padding when fewer fit), 'feasible': (pods,) int64 feasible-node counts}.
+        The k best nodes per pod, best first (k within 1..the cluster's node count): {'node': (pods, k) int32, 'score': (pods, k) int32 (-1 padding when fewer fit), 'feasible': (pods,) int64 feasible-node counts}.
         """
     @property
     def profile(self) -> str:
