@@ -9,6 +9,7 @@
 
 #include "gpusched/core/bound_cluster.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/gang/overlay.hpp"
 #include "gpusched/schedule/transaction.hpp"
 #include "support/builders.hpp"
 
@@ -241,4 +242,23 @@ TEST_CASE("invariants.transaction on in_memory_cluster: a release the host alrea
   c.release(a, make_binding(a, 0, 0b1));
   CHECK_THROWS_AS(tx.rollback(), rollback_error);  // a second release would take CPU below zero
   CHECK(c == before);
+}
+
+TEST_CASE("invariants.cluster_overlay: a what-if release of what is not held, or an overflow, is refused") {
+  const in_memory_cluster c = two_nodes();
+  cluster_overlay<in_memory_cluster> o(c);
+  const pod ghost = make_pod("ghost").cpu(2000).memory(1024);
+  CHECK(field_of([&] { o.release(ghost, make_binding(ghost, 0, 0)); }) == "binding.cpu_milli");
+  const pod mem = make_pod("m").gpus(1).gpu_memory(1000);
+  o.reserve(mem, make_binding(mem, 0, 0b1));
+  binding back = make_binding(mem, 0, 0b10);  // GPU 1 holds no memory
+  back.gpu_milli = 0;
+  CHECK(field_of([&] { o.release(mem, back); }) == "binding.gpu_mem_mib");
+  const pod huge = make_pod("huge").cpu(max_quantity);
+  o.reserve(huge, make_binding(huge, 1, 0));
+  CHECK(field_of([&] { o.reserve(huge, make_binding(huge, 1, 0)); }) == "binding.cpu_milli");
+  CHECK(o.resources(1).cpu_allocated == max_quantity);
+  CHECK(o.resources(0).cpu_allocated == 0);
+  CHECK(o.gpu(0, 0).mem_free_mib == 32768 - 1000);
+  CHECK(c == two_nodes());  // the live cluster is untouched
 }
