@@ -11,6 +11,7 @@
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/gang/overlay.hpp"
 #include "gpusched/schedule/transaction.hpp"
+#include "gpusched/sim/sim_cluster.hpp"
 #include "support/builders.hpp"
 
 using namespace gpusched;
@@ -261,4 +262,19 @@ TEST_CASE("invariants.cluster_overlay: a what-if release of what is not held, or
   CHECK(o.resources(0).cpu_allocated == 0);
   CHECK(o.gpu(0, 0).mem_free_mib == 32768 - 1000);
   CHECK(c == two_nodes());  // the live cluster is untouched
+}
+
+TEST_CASE("invariants.sim_cluster: a refused reservation or release leaves its totals untouched") {
+  const node_spec nodes[] = {testing::gpu_node("n0", 96000, 65536, 2)};
+  sim::sim_cluster c(nodes);
+  const pod p = make_pod("p").cpu(2000).gpu_share(500);
+  CHECK(field_of([&] { c.release(p, make_binding(p, 0, 0b1)); }) == "binding.cpu_milli");
+  CHECK(c.cpu_milli_allocated() == 0);
+  CHECK(c.gpu_milli_allocated() == 0);
+  c.reserve(p, make_binding(p, 0, 0b1));
+  const pod big = make_pod("big").gpus(1).gpu_memory(40000);
+  CHECK(field_of([&] { c.reserve(big, make_binding(big, 0, 0b10)); }) == "binding.gpu_mem_mib");
+  CHECK(c.cpu_milli_allocated() == 2000);
+  CHECK(c.gpu_milli_allocated() == 500);
+  CHECK(c.base().gpus(0)[1].milli_free == 1000);
 }
