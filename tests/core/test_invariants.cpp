@@ -126,28 +126,51 @@ TEST_CASE("invariants.in_memory_cluster: allocations cannot overflow") {
   CHECK(field_of([&] { c.set_load(0, &bad); }) == "node 'n0'.metrics.assigned_cpu_since");
 }
 
-TEST_CASE("invariants.in_memory_cluster: GPU memory is not overcommitted unless the ceiling allows it") {
-  // Issue 15: a direct reserve of 40000 MiB on a 32768 MiB GPU left -7232 MiB free.
-  in_memory_cluster c = two_nodes();
-  const in_memory_cluster before = c;
+TEST_CASE("invariants.in_memory_cluster: GPU memory beyond a device is refused under a ceiling, documented without") {
+  // Issue 15: a direct reserve of 40000 MiB on a 32768 MiB GPU left -7232 MiB free. Without a
+  // ceiling (the default) that is the documented behaviour: GPU memory is the preflight's business,
+  // as CPU and memory are (FGD and FillAware pick devices by share alone). A ceiling refuses it.
   const pod big = make_pod("big").gpu_share(500).gpu_memory(40000);
-  CHECK(field_of([&] { c.reserve(big, make_binding(big, 0, 0b1)); }) == "binding.gpu_mem_mib");
-  CHECK(c == before);
-  CHECK(c.gpus(0)[0].mem_free_mib == 32768);
-  // An overcommit ceiling of 1300 permille admits up to 32768 * 1.3 = 42598 MiB per device.
-  CHECK(field_of([&] { c.set_gpu_memory_ceiling(999); }) == "gpu_memory_ceiling");
-  CHECK(field_of([&] { c.set_gpu_memory_ceiling(10001); }) == "gpu_memory_ceiling");
-  c.set_gpu_memory_ceiling(1300);
-  c.reserve(big, make_binding(big, 0, 0b1));
-  CHECK(c.gpus(0)[0].mem_free_mib == 32768 - 40000);  // -7232, now by decision
-  const pod more = make_pod("more").gpu_share(100).gpu_memory(2599);  // 40000 + 2599 = 42599 > 42598
-  CHECK(field_of([&] { c.reserve(more, make_binding(more, 0, 0b1)); }) == "binding.gpu_mem_mib");
-  // The ceiling cannot drop below what a device already holds.
-  CHECK(field_of([&] { c.set_gpu_memory_ceiling(1000); }) == "gpu_memory_ceiling");
-  CHECK(c.gpu_memory_ceiling() == 1300);
-  c.release(big, make_binding(big, 0, 0b1));
-  c.set_gpu_memory_ceiling(1000);
-  CHECK(c == before);
+  SUBCASE("no ceiling: taken, and given back exactly") {
+    in_memory_cluster c = two_nodes();
+    const in_memory_cluster before = c;
+    CHECK(c.gpu_memory_ceiling() == in_memory_cluster::no_gpu_memory_ceiling);
+    c.reserve(big, make_binding(big, 0, 0b1));
+    CHECK(c.gpus(0)[0].mem_free_mib == 32768 - 40000);  // -7232
+    CHECK(field_of([&] { c.set_gpu_memory_ceiling(1000); }) == "gpu_memory_ceiling");  // it already holds more
+    c.release(big, make_binding(big, 0, 0b1));
+    CHECK(c == before);
+  }
+  SUBCASE("ceiling 1000: refused, naming the field") {
+    in_memory_cluster c = two_nodes();
+    c.set_gpu_memory_ceiling(1000);
+    const in_memory_cluster before = c;
+    CHECK(field_of([&] { c.reserve(big, make_binding(big, 0, 0b1)); }) == "binding.gpu_mem_mib");
+    CHECK(c == before);
+    CHECK(c.gpus(0)[0].mem_free_mib == 32768);
+  }
+  SUBCASE("ceiling 1300: up to 32768 * 1.3 = 42598 MiB per device") {
+    in_memory_cluster c = two_nodes();
+    CHECK(field_of([&] { c.set_gpu_memory_ceiling(999); }) == "gpu_memory_ceiling");
+    CHECK(field_of([&] { c.set_gpu_memory_ceiling(10001); }) == "gpu_memory_ceiling");
+    c.set_gpu_memory_ceiling(1300);
+    c.reserve(big, make_binding(big, 0, 0b1));
+    CHECK(c.gpus(0)[0].mem_free_mib == -7232);
+    const pod more = make_pod("more").gpu_share(100).gpu_memory(2599);  // 40000 + 2599 = 42599 > 42598
+    CHECK(field_of([&] { c.reserve(more, make_binding(more, 0, 0b1)); }) == "binding.gpu_mem_mib");
+    const pod fits = make_pod("fits").gpu_share(100).gpu_memory(2598);  // exactly 42598
+    c.reserve(fits, make_binding(fits, 0, 0b1));
+    CHECK(c.gpus(0)[0].mem_free_mib == 32768 - 42598);
+    CHECK(c.gpu_memory_ceiling() == 1300);
+  }
+  SUBCASE("no ceiling: free memory stays representable") {
+    in_memory_cluster c;
+    c.add_node(testing::gpu_node("n", 1000, 1024, 1, "V100M32", 0));  // a device with 0 MiB
+    const pod huge = make_pod("h").gpu_share(1).gpu_memory(std::numeric_limits<std::int32_t>::max());
+    c.reserve(huge, make_binding(huge, 0, 0b1));  // free: -(2^31 - 1), the lowest but one int32
+    CHECK(field_of([&] { c.reserve(huge, make_binding(huge, 0, 0b1)); }) == "binding.gpu_mem_mib");
+    CHECK(c.gpus(0)[0].mem_free_mib == -std::numeric_limits<std::int32_t>::max());
+  }
 }
 
 TEST_CASE("invariants.bound_cluster: the same pod bound twice, or released unbound, is refused") {
@@ -272,8 +295,8 @@ TEST_CASE("invariants.sim_cluster: a refused reservation or release leaves its t
   CHECK(c.cpu_milli_allocated() == 0);
   CHECK(c.gpu_milli_allocated() == 0);
   c.reserve(p, make_binding(p, 0, 0b1));
-  const pod big = make_pod("big").gpus(1).gpu_memory(40000);
-  CHECK(field_of([&] { c.reserve(big, make_binding(big, 0, 0b10)); }) == "binding.gpu_mem_mib");
+  const pod big = make_pod("big").gpu_share(600);
+  CHECK(field_of([&] { c.reserve(big, make_binding(big, 0, 0b1)); }) == "binding.gpus");  // 500 + 600 > 1000
   CHECK(c.cpu_milli_allocated() == 2000);
   CHECK(c.gpu_milli_allocated() == 500);
   CHECK(c.base().gpus(0)[1].milli_free == 1000);

@@ -39,7 +39,7 @@ struct model_node {
 
 struct reference {
   std::vector<model_node> nodes;
-  std::int64_t ceiling = 1000;
+  std::int64_t ceiling = 0;  // no GPU memory ceiling
   bool bookkeeping = false;                                  // bound_cluster: pods known by name
   std::map<std::string, std::pair<pod, binding>> bound;      // bookkeeping only
 
@@ -69,7 +69,7 @@ struct reference {
       const gpu_device& d = n.gpus[static_cast<std::size_t>(g)];
       if (d.milli_free < b.gpu_milli) return false;
       const std::int64_t used_after = std::int64_t{d.mem_total_mib} - d.mem_free_mib + b.gpu_mem_mib;
-      if (used_after * 1000 > std::int64_t{d.mem_total_mib} * ceiling) return false;  // used > total * c / 1000
+      if (ceiling != 0 && used_after * 1000 > std::int64_t{d.mem_total_mib} * ceiling) return false;  // > total*c/1000
       if (std::int64_t{d.mem_free_mib} - b.gpu_mem_mib < std::numeric_limits<std::int32_t>::min()) return false;
     }
     return true;
@@ -334,9 +334,10 @@ std::pair<long, long> run(C& c, reference& m, std::uint64_t seed, long ops) {
       }
       ++done;
     } else if (kind < 7) {
-      const std::int64_t permille = gen.chance(80) ? gen.uni(10, 13) * 100 : gen.uni(0, 20000);
-      bool ok = permille >= 1000 && permille <= 10000;
+      const std::int64_t permille = gen.chance(30) ? 0 : gen.chance(80) ? gen.uni(10, 13) * 100 : gen.uni(1, 20000);
+      bool ok = permille == 0 || (permille >= 1000 && permille <= 10000);
       for (const model_node& x : m.nodes) {
+        if (permille == 0) break;
         for (const gpu_device& d : x.gpus) {
           ok = ok && (std::int64_t{d.mem_total_mib} - d.mem_free_mib) * 1000 <= std::int64_t{d.mem_total_mib} * permille;
         }

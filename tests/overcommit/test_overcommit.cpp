@@ -202,8 +202,6 @@ TEST_CASE("overcommit.properties: no node above its ceiling, static and usage mo
     u.hard_policy.best_effort.memory_permille += 300;
     u.validate();
     cluster c;
-    // The cluster refuses GPU memory beyond its ceiling; let it hold what the policy admits.
-    c.base().set_gpu_memory_ceiling(pol.allow_gpu_memory_overcommit ? pol.best_effort.gpu_memory_permille : 1000);
     const int nodes = uni(2, 6);
     for (int i = 0; i < nodes; ++i) {
       c.base().add_node(testing::gpu_node("n" + std::to_string(i), uni(4, 32) * 1000, uni(8, 64) * 1024, uni(0, 4), "V100M32", 16384));

@@ -31,8 +31,11 @@ struct model_count {
 // Invariants, kept by every mutating operation (each validates first and either applies whole or
 // throws invalid_argument_error naming the field and changes nothing):
 //   - node names are non-empty and unique;
-//   - every device's free share stays within 0..1000, its free GPU memory within
-//     mem_total - mem_total * gpu_memory_ceiling / 1000 .. mem_total (0..mem_total by default);
+//   - every device's free share stays within 0..1000 and its free GPU memory at most mem_total
+//     and representable; with a GPU memory ceiling set (set_gpu_memory_ceiling), at least
+//     mem_total - mem_total * ceiling / 1000 (0 with a ceiling of 1000). Without one (the default)
+//     GPU memory is, like CPU and memory, the preflight's business: FGD and FillAware choose
+//     devices by share alone, as their papers do, and may leave a device's free memory negative;
 //   - CPU and memory allocations stay within 0..max_quantity (above capacity only by an overcommit
 //     policy's decision: CPU and memory ceilings are the preflight's business);
 //   - served-model counts stay >= 1 (a model leaves the list when its last replica is released).
@@ -107,13 +110,19 @@ class in_memory_cluster {
     return it->second;
   }
 
-  // GPU memory overcommit: a device may be reserved up to mem_total * permille / 1000 (1000, the
-  // default, never beyond its memory; an overcommit policy with allow_gpu_memory_overcommit sets
-  // its largest gpu_memory_permille here). Throws when permille is outside 1000..10000 or below
-  // what a device already holds (and changes nothing).
+  // A hard ceiling on GPU memory: from now on a device may be reserved up to mem_total * permille /
+  // 1000 (1000: never beyond its memory; an overcommit policy's largest gpu_memory_permille when it
+  // allows GPU memory overcommit). no_gpu_memory_ceiling (0, the default) lifts it. Throws (and
+  // changes nothing) when permille is neither 0 nor within 1000..10000, or below what a device
+  // already holds.
   void set_gpu_memory_ceiling(std::int64_t permille) {
-    if (permille < 1000 || permille > max_gpu_memory_ceiling) {
-      throw invalid_argument_error("gpu_memory_ceiling", "must be within 1000..10000 permille, got " + std::to_string(permille));
+    if (permille != no_gpu_memory_ceiling && (permille < 1000 || permille > max_gpu_memory_ceiling)) {
+      throw invalid_argument_error("gpu_memory_ceiling",
+                                   "must be 0 (none) or within 1000..10000 permille, got " + std::to_string(permille));
+    }
+    if (permille == no_gpu_memory_ceiling) {
+      gpu_memory_ceiling_ = permille;
+      return;
     }
     for (node_index n = 0; n < nodes_.size(); ++n) {
       for (const gpu_device& d : gpus(n)) {
@@ -148,9 +157,9 @@ class in_memory_cluster {
   [[nodiscard]] std::span<const model_count> model_types(node_index n) const noexcept { return models_[n]; }
 
   // Takes b's resources for p. Throws (and changes nothing) for an invalid pod or binding, a device
-  // in b that lacks the share or (beyond the GPU memory ceiling) the memory, or an allocation that
-  // would pass max_quantity; CPU and memory ceilings are the preflight's business. Allocates only
-  // when p brings a model type the node does not serve yet.
+  // in b that lacks the share or (when a GPU memory ceiling is set) the memory, or an allocation
+  // that would pass max_quantity; CPU and memory ceilings are the preflight's business. Allocates
+  // only when p brings a model type the node does not serve yet.
   void reserve(const pod& p, const binding& b) {
     validate(p);
     check_binding(b);
@@ -162,11 +171,14 @@ class in_memory_cluster {
       const gpu_device& d = devs[static_cast<std::size_t>(g)];
       if (d.milli_free < b.gpu_milli) refuse_gpu(b, g, "gpus", "has less free share than " + std::to_string(b.gpu_milli));
       const std::int64_t used = std::int64_t{d.mem_total_mib} - d.mem_free_mib;
-      if (used + b.gpu_mem_mib > std::int64_t{d.mem_total_mib} * gpu_memory_ceiling_ / 1000 ||
-          std::int64_t{d.mem_free_mib} - b.gpu_mem_mib < std::numeric_limits<std::int32_t>::min()) {
+      if (gpu_memory_ceiling_ != no_gpu_memory_ceiling &&
+          used + b.gpu_mem_mib > std::int64_t{d.mem_total_mib} * gpu_memory_ceiling_ / 1000) {
         refuse_gpu(b, g, "gpu_mem_mib",
                    "has " + std::to_string(d.mem_free_mib) + " MiB free, less than " + std::to_string(b.gpu_mem_mib) +
                        (gpu_memory_ceiling_ == 1000 ? std::string() : " within the GPU memory ceiling"));
+      }
+      if (std::int64_t{d.mem_free_mib} - b.gpu_mem_mib < std::numeric_limits<std::int32_t>::min()) {
+        refuse_gpu(b, g, "gpu_mem_mib", "would have its free memory below the int32 range");
       }
     });
     if (!p.model_type.empty()) {
@@ -216,6 +228,7 @@ class in_memory_cluster {
            a.models_ == b.models_ && a.gpu_memory_ceiling_ == b.gpu_memory_ceiling_;
   }
 
+  static constexpr std::int64_t no_gpu_memory_ceiling = 0;
   static constexpr std::int64_t max_gpu_memory_ceiling = 10000;  // as overcommit's max_overcommit_permille
 
  private:
@@ -297,7 +310,7 @@ class in_memory_cluster {
   std::vector<std::string> racks_;
   std::vector<std::vector<model_count>> models_;
   std::unordered_map<std::string, node_index, name_hash, std::equal_to<>> index_;
-  std::int64_t gpu_memory_ceiling_ = 1000;
+  std::int64_t gpu_memory_ceiling_ = no_gpu_memory_ceiling;
 };
 
 // The Cluster customisation points, found by ADL.
