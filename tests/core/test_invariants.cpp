@@ -136,7 +136,7 @@ TEST_CASE("invariants.in_memory_cluster: GPU memory beyond a device is refused u
     const in_memory_cluster before = c;
     CHECK(c.gpu_memory_ceiling() == in_memory_cluster::no_gpu_memory_ceiling);
     c.reserve(big, make_binding(big, 0, 0b1));
-    CHECK(c.gpus(0)[0].mem_free_mib == 32768 - 40000);  // -7232
+    CHECK(c.gpus(0)[0].mem_free_mib == 32768 - 40000);                                 // -7232
     CHECK(field_of([&] { c.set_gpu_memory_ceiling(1000); }) == "gpu_memory_ceiling");  // it already holds more
     c.release(big, make_binding(big, 0, 0b1));
     CHECK(c == before);

@@ -50,8 +50,10 @@ struct arm {
 
 TEST_CASE("invariants.alloc: validation, reserve / release and a reused transaction allocate nothing") {
   in_memory_cluster c;
-  for (int i = 0; i < 4; ++i) c.add_node(testing::gpu_node("node-with-a-long-name-" + std::to_string(i), 96000, 65536, 8));
-  const pod p = make_pod("a-pod-name-longer-than-fifteen").cpu(1000).memory(2048).gpu_share(250).gpu_memory(1024).model("bert");
+  for (int i = 0; i < 4; ++i)
+    c.add_node(testing::gpu_node("node-with-a-long-name-" + std::to_string(i), 96000, 65536, 8));
+  const pod p =
+      make_pod("a-pod-name-longer-than-fifteen").cpu(1000).memory(2048).gpu_share(250).gpu_memory(1024).model("bert");
   const binding b = make_binding(p, 2, 0b101);
   c.reserve(p, b);  // warm-up: the node's served-model list gets its first entry
   c.release(p, b);

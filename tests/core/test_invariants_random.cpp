@@ -39,9 +39,9 @@ struct model_node {
 
 struct reference {
   std::vector<model_node> nodes;
-  std::int64_t ceiling = 0;  // no GPU memory ceiling
-  bool bookkeeping = false;                                  // bound_cluster: pods known by name
-  std::map<std::string, std::pair<pod, binding>> bound;      // bookkeeping only
+  std::int64_t ceiling = 0;                              // no GPU memory ceiling
+  bool bookkeeping = false;                              // bound_cluster: pods known by name
+  std::map<std::string, std::pair<pod, binding>> bound;  // bookkeeping only
 
   [[nodiscard]] bool binding_ok(const binding& b) const {
     if (b.node >= nodes.size()) return false;
@@ -196,14 +196,23 @@ struct generator {
     const int mem = chance(50) ? 16384 : 32768;
     n.add_gpus(gpus, chance(50) ? "V100M32" : "T4", mem, static_cast<std::int16_t>(uni(0, 1)));
     switch (uni(0, 19)) {  // one in four invalid
-      case 0: n.cpu_milli = -1; break;
-      case 1: n.memory_mib = max_quantity + 1; break;
-      case 2: n.name.clear(); break;
+      case 0:
+        n.cpu_milli = -1;
+        break;
+      case 1:
+        n.memory_mib = max_quantity + 1;
+        break;
+      case 2:
+        n.name.clear();
+        break;
       case 3:
         if (gpus > 0) n.gpus[0].mem_free_mib = n.gpus[0].mem_total_mib + 1;
         break;
-      case 4: n.cpu_milli = max_quantity; break;  // valid: the largest capacity
-      default: break;
+      case 4:
+        n.cpu_milli = max_quantity;
+        break;  // valid: the largest capacity
+      default:
+        break;
     }
     return n;
   }
@@ -214,18 +223,32 @@ struct generator {
     p.cpu_milli = chance(3) ? max_quantity : milli{uni(0, 40)} * 500;
     p.memory_mib = mib{uni(0, 64)} * 512;
     switch (uni(0, 3)) {
-      case 0: break;
-      case 1: p.num_gpu = 1; p.gpu_milli = uni(1, 10) * 100; break;
-      default: p.num_gpu = uni(1, 4); p.gpu_milli = 1000; break;
+      case 0:
+        break;
+      case 1:
+        p.num_gpu = 1;
+        p.gpu_milli = uni(1, 10) * 100;
+        break;
+      default:
+        p.num_gpu = uni(1, 4);
+        p.gpu_milli = 1000;
+        break;
     }
     if (p.num_gpu > 0) p.gpu_mem_mib = chance(10) ? 40000 : uni(0, 16) * 1024;
     if (chance(30)) p.model_type = short_name(chance(50) ? "bert" : "resnet50");
     p.priority = uni(0, 10);
     switch (uni(0, 29)) {  // one in ten invalid
-      case 0: p.num_gpu = -3; break;
-      case 1: p.priority = 99; break;
-      case 2: p.name.clear(); break;
-      default: break;
+      case 0:
+        p.num_gpu = -3;
+        break;
+      case 1:
+        p.priority = 99;
+        break;
+      case 2:
+        p.name.clear();
+        break;
+      default:
+        break;
     }
     return p;
   }
@@ -240,18 +263,30 @@ struct generator {
     const int count = static_cast<int>(m.nodes[b.node].gpus.size());
     for (int k = 0; k < p.num_gpu && count > 0; ++k) b.gpus |= gpu_set{1} << uni(0, count - 1);
     switch (uni(0, 39)) {  // one in eight corrupted
-      case 0: b.gpus |= gpu_set{1} << 63; break;
-      case 1: b.gpu_milli = 1500; break;
-      case 2: b.cpu_milli = std::numeric_limits<milli>::max(); break;
-      case 3: b.memory_mib = -5; break;
-      case 4: b.gpu_mem_mib = -1; break;
-      default: break;
+      case 0:
+        b.gpus |= gpu_set{1} << 63;
+        break;
+      case 1:
+        b.gpu_milli = 1500;
+        break;
+      case 2:
+        b.cpu_milli = std::numeric_limits<milli>::max();
+        break;
+      case 3:
+        b.memory_mib = -5;
+        break;
+      case 4:
+        b.gpu_mem_mib = -1;
+        break;
+      default:
+        break;
     }
     return b;
   }
 
   node_metrics load() {
-    node_metrics l{uni(0, 100) / 100.0, uni(0, 100) / 100.0, uni(0, 100) / 100.0, milli{uni(0, 4000)}, mib{uni(0, 4096)}, 0};
+    node_metrics l{uni(0, 100) / 100.0, uni(0, 100) / 100.0, uni(0, 100) / 100.0,
+                   milli{uni(0, 4000)}, mib{uni(0, 4096)},   0};
     if (chance(10)) l.cpu_used = 1.5;  // invalid
     return l;
   }
@@ -339,7 +374,8 @@ std::pair<long, long> run(C& c, reference& m, std::uint64_t seed, long ops) {
       for (const model_node& x : m.nodes) {
         if (permille == 0) break;
         for (const gpu_device& d : x.gpus) {
-          ok = ok && (std::int64_t{d.mem_total_mib} - d.mem_free_mib) * 1000 <= std::int64_t{d.mem_total_mib} * permille;
+          ok =
+              ok && (std::int64_t{d.mem_total_mib} - d.mem_free_mib) * 1000 <= std::int64_t{d.mem_total_mib} * permille;
         }
       }
       if (outcome(ok, [&] { mutable_base(c).set_gpu_memory_ceiling(permille); })) m.ceiling = permille;
@@ -363,7 +399,7 @@ std::pair<long, long> run(C& c, reference& m, std::uint64_t seed, long ops) {
           tx.commit();
         } else if (gen.chance(50)) {
           tx.rollback();  // the host did not touch the cluster: must not throw
-        }  // else: the destructor rolls back
+        }                 // else: the destructor rolls back
       }
       if (!commit) {
         m = before;
