@@ -48,11 +48,11 @@ class bound_cluster {
   [[nodiscard]] double time() const noexcept { return now_; }
 
   // Reserves b for p in the wrapped cluster and records it. Throws invalid_argument_error (and
-  // changes nothing) for an unnamed or already bound pod, a bad start time, or a binding the
-  // cluster refuses.
+  // changes nothing) for an invalid pod (validate(pod)), a pod of that name already bound (the same
+  // pod placed twice), a bad start time, or a binding the cluster refuses.
   pod_id bind(const pod& p, const binding& b) { return bind(p, b, now_); }
   pod_id bind(const pod& p, const binding& b, double start_time) {
-    if (p.name.empty()) throw invalid_argument_error("pod.name", "must not be empty");
+    validate(p);
     if (!std::isfinite(start_time) || start_time < 0.0) {
       throw invalid_argument_error("pod '" + p.name + "'.start_time", "must be a finite time >= 0");
     }
@@ -148,9 +148,11 @@ class bound_cluster {
   }
 
   // The MutableCluster release hook: the pod is found by name and b must be its recorded binding.
+  // Throws invalid_argument_error (and changes nothing) for a pod that is not bound (a release of a
+  // pod never placed, or released twice) or a binding that is not its own.
   void release(const pod& p, const binding& b) {
     const bound_pod* rec = find(p.name);
-    if (rec == nullptr) throw invalid_argument_error("pod '" + p.name + "'", "is not bound");
+    if (rec == nullptr) throw invalid_argument_error("pod '" + p.name + "'.name", "is not bound");
     if (!(rec->where == b)) {
       throw invalid_argument_error("binding", "does not match the recorded binding of pod '" + p.name + "'");
     }

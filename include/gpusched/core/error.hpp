@@ -34,4 +34,22 @@ class file_error : public std::runtime_error {
   std::size_t line_;
 };
 
+// Thrown by transaction::rollback() when the cluster refused to undo some of the transaction's
+// changes (the host changed the cluster under it): every other change was undone. what() names the
+// first refused change and the cluster's reason.
+class rollback_error : public std::runtime_error {
+ public:
+  rollback_error(std::size_t failed, std::size_t total, const std::string& first)
+      : std::runtime_error("transaction rollback: " + std::to_string(failed) + " of " + std::to_string(total) +
+                           " changes could not be undone (the cluster changed under the transaction); first: " + first),
+        failed_(failed),
+        total_(total) {}
+  [[nodiscard]] std::size_t failed() const noexcept { return failed_; }
+  [[nodiscard]] std::size_t total() const noexcept { return total_; }
+
+ private:
+  std::size_t failed_;
+  std::size_t total_;
+};
+
 }  // namespace gpusched

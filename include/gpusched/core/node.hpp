@@ -59,8 +59,9 @@ struct node_spec {
 // Throws invalid_argument_error naming the field when the description cannot be a real node.
 inline void validate(const node_spec& n) {
   if (n.name.empty()) throw invalid_argument_error("node.name", "must not be empty");
+  if (n.name.find('\0') != std::string::npos) throw invalid_argument_error("node.name", "must not contain a NUL character");
   const std::string at = "node '" + n.name + "'.";
-  constexpr std::int64_t limit = std::int64_t{1} << 50;  // keeps ratio * capacity products in int64
+  constexpr std::int64_t limit = max_quantity;  // keeps ratio * capacity products in int64
   if (n.cpu_milli < 0 || n.cpu_milli > limit) throw invalid_argument_error(at + "cpu_milli", "must be within 0..2^50");
   if (n.memory_mib < 0 || n.memory_mib > limit) throw invalid_argument_error(at + "memory_mib", "must be within 0..2^50");
   if (n.gpus.size() > static_cast<std::size_t>(max_gpus_per_node)) {
@@ -90,11 +91,14 @@ inline void validate(const node_metrics& m, const std::string& node_name) {
   check(m.cpu_used, "cpu_used");
   check(m.mem_used, "mem_used");
   check(m.gpu_used, "gpu_used");
-  if (m.assigned_cpu_since < 0) throw invalid_argument_error("node '" + node_name + "'.metrics.assigned_cpu_since", "must be >= 0");
-  if (m.assigned_mem_since < 0) throw invalid_argument_error("node '" + node_name + "'.metrics.assigned_mem_since", "must be >= 0");
-  if (m.assigned_gpu_milli_since < 0) {
-    throw invalid_argument_error("node '" + node_name + "'.metrics.assigned_gpu_milli_since", "must be >= 0");
-  }
+  auto check_since = [&](std::int64_t v, const char* field) {
+    if (v < 0 || v > max_quantity) {
+      throw invalid_argument_error("node '" + node_name + "'.metrics." + field, "must be within 0..2^50");
+    }
+  };
+  check_since(m.assigned_cpu_since, "assigned_cpu_since");
+  check_since(m.assigned_mem_since, "assigned_mem_since");
+  check_since(m.assigned_gpu_milli_since, "assigned_gpu_milli_since");
 }
 
 }  // namespace gpusched

@@ -25,7 +25,7 @@ struct pod {
   std::vector<short_name> allowed_models;  // empty: any model
 
   short_name model_type;  // served model, e.g. "resnet50"; empty for none
-  std::int32_t priority = 0;  // 0..10
+  std::int32_t priority = 0;  // min_priority..max_priority (core/types.hpp)
   qos_class qos = qos_class::burstable;
   tier tier_ = tier::dev;
   std::string gang;  // gang name; empty when the pod is alone
@@ -46,34 +46,46 @@ struct pod {
   }
 };
 
-// Throws invalid_argument_error naming the field of the first invalid value.
+namespace detail {
+// Builds the error only on failure, so that validating a good pod allocates nothing.
+[[noreturn]] inline void pod_field_error(const pod& p, const char* field, const std::string& why) {
+  throw invalid_argument_error("pod '" + p.name + "'." + field, why);
+}
+}  // namespace detail
+
+// Throws invalid_argument_error naming the field of the first invalid value ("pod.name",
+// "pod 'p'.priority"). Allocates nothing when p is valid (it is called on every placement).
 inline void validate(const pod& p) {
   if (p.name.empty()) throw invalid_argument_error("pod.name", "must not be empty");
-  const std::string at = "pod '" + p.name + "'.";
-  constexpr milli huge = std::int64_t{1} << 50;  // as node capacities: products stay in int64
-  if (p.cpu_milli < 0 || p.cpu_milli > huge) throw invalid_argument_error(at + "cpu_milli", "must be within 0..2^50");
-  if (p.memory_mib < 0 || p.memory_mib > huge) throw invalid_argument_error(at + "memory_mib", "must be within 0..2^50");
+  if (p.name.find('\0') != std::string::npos) throw invalid_argument_error("pod.name", "must not contain a NUL character");
+  if (p.cpu_milli < 0 || p.cpu_milli > max_quantity) detail::pod_field_error(p, "cpu_milli", "must be within 0..2^50");
+  if (p.memory_mib < 0 || p.memory_mib > max_quantity) detail::pod_field_error(p, "memory_mib", "must be within 0..2^50");
   if (p.num_gpu < 0 || p.num_gpu > max_gpus_per_node) {
-    throw invalid_argument_error(at + "num_gpu", "must be within 0..64");
+    detail::pod_field_error(p, "num_gpu", "must be within 0..64, got " + std::to_string(p.num_gpu));
   }
   if (p.num_gpu == 0 && (p.gpu_milli != 0 || p.gpu_mem_mib != 0)) {
-    throw invalid_argument_error(at + "gpu_milli", "a pod with num_gpu == 0 asks for no GPU share or GPU memory");
+    detail::pod_field_error(p, "gpu_milli", "a pod with num_gpu == 0 asks for no GPU share or GPU memory");
   }
   if (p.num_gpu > 0 && (p.gpu_milli <= 0 || p.gpu_milli > gpu_milli_whole)) {
-    throw invalid_argument_error(at + "gpu_milli", "must be within 1..1000 when num_gpu > 0");
+    detail::pod_field_error(p, "gpu_milli", "must be within 1..1000 when num_gpu > 0");
   }
-  if (p.gpu_mem_mib < 0) throw invalid_argument_error(at + "gpu_mem_mib", "must be >= 0");
+  if (p.gpu_mem_mib < 0) detail::pod_field_error(p, "gpu_mem_mib", "must be >= 0");
   if (p.priority < min_priority || p.priority > max_priority) {
-    throw invalid_argument_error(at + "priority", "must be within 0..10, got " + std::to_string(p.priority));
+    detail::pod_field_error(p, "priority", "must be within " + std::to_string(min_priority) + ".." +
+                                               std::to_string(max_priority) + ", got " + std::to_string(p.priority));
   }
+  if (static_cast<unsigned>(p.qos) > static_cast<unsigned>(qos_class::best_effort)) {
+    detail::pod_field_error(p, "qos", "is not a QoS class");
+  }
+  if (static_cast<unsigned>(p.tier_) > static_cast<unsigned>(tier::dev)) detail::pod_field_error(p, "tier", "is not a tier");
   if (p.gang.empty() && p.gang_min_members != 0) {
-    throw invalid_argument_error(at + "gang_min_members", "set without a gang name");
+    detail::pod_field_error(p, "gang_min_members", "set without a gang name");
   }
   if (!p.gang.empty() && p.gang_min_members < 1) {
-    throw invalid_argument_error(at + "gang_min_members", "must be >= 1 for a gang member");
+    detail::pod_field_error(p, "gang_min_members", "must be >= 1 for a gang member");
   }
   if (!(p.submit_time >= 0.0) || p.submit_time > 1e15) {
-    throw invalid_argument_error(at + "submit_time", "must be a finite time >= 0");
+    detail::pod_field_error(p, "submit_time", "must be a finite time >= 0");
   }
 }
 

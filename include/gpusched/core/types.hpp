@@ -12,8 +12,12 @@ using mib = std::int64_t;          // memory in MiB
 
 inline constexpr std::int32_t gpu_milli_whole = 1000;  // one whole GPU
 inline constexpr int max_gpus_per_node = 64;           // GPU sets are 64-bit masks
+// The priority range every pod is validated against (core/pod.hpp); one place to widen it.
 inline constexpr int min_priority = 0;
 inline constexpr int max_priority = 10;
+// The largest CPU (milli) or memory (MiB) quantity a node, a pod, a binding or a node's running
+// allocation may hold: 2^50 keeps products with percentages and permille ratios inside int64.
+inline constexpr std::int64_t max_quantity = std::int64_t{1} << 50;
 
 // Kubernetes QoS classes; the openb trace's LS (latency-sensitive) maps to guaranteed and BE to
 // best_effort.

@@ -55,10 +55,18 @@ class cluster_overlay {
     return dev;
   }
 
-  // Takes b's resources in the overlay. As in_memory_cluster, a GPU share is never overcommitted:
-  // throws (and changes nothing) when a device lacks it.
+  // Takes b's resources in the overlay. As in_memory_cluster, a GPU share is never overcommitted and
+  // allocations stay within max_quantity: throws (and changes nothing) otherwise. GPU memory is the
+  // selectors' business here (the overlay does not know the base's overcommit ceiling).
   void reserve(const pod& /*p*/, const binding& b) {
     check(b);
+    const node_state r = resources(b.node);
+    if (b.cpu_milli > max_quantity - r.cpu_allocated) {
+      throw invalid_argument_error("binding.cpu_milli", "would take node #" + std::to_string(b.node) + "'s allocated CPU beyond 2^50");
+    }
+    if (b.memory_mib > max_quantity - r.mem_allocated) {
+      throw invalid_argument_error("binding.memory_mib", "would take node #" + std::to_string(b.node) + "'s allocated memory beyond 2^50");
+    }
     for_each_gpu(b.gpus, [&](int g) {
       if (gpu(b.node, g).milli_free < b.gpu_milli) {
         throw invalid_argument_error("binding.gpus", "GPU " + std::to_string(g) + " of node #" + std::to_string(b.node) +
@@ -69,12 +77,26 @@ class cluster_overlay {
   }
 
   // Gives back b's resources in the overlay (a victim leaving, or a what-if reservation undone).
+  // Throws (and changes nothing) when that would leave a negative allocation or a device with more
+  // than a whole GPU or more than its memory free: b is not held.
   void release(const pod& /*p*/, const binding& b) {
     check(b);
+    const node_state r = resources(b.node);
+    if (b.cpu_milli > r.cpu_allocated) {
+      throw invalid_argument_error("binding.cpu_milli", "gives back more CPU than node #" + std::to_string(b.node) + " has allocated");
+    }
+    if (b.memory_mib > r.mem_allocated) {
+      throw invalid_argument_error("binding.memory_mib", "gives back more memory than node #" + std::to_string(b.node) + " has allocated");
+    }
     for_each_gpu(b.gpus, [&](int g) {
-      if (gpu(b.node, g).milli_free + b.gpu_milli > gpu_milli_whole) {
+      const gpu_device d = gpu(b.node, g);
+      if (d.milli_free + b.gpu_milli > gpu_milli_whole) {
         throw invalid_argument_error("binding.gpus", "GPU " + std::to_string(g) + " of node #" + std::to_string(b.node) +
                                                          " would have more than a whole GPU free");
+      }
+      if (std::int64_t{d.mem_free_mib} + b.gpu_mem_mib > d.mem_total_mib) {
+        throw invalid_argument_error("binding.gpu_mem_mib", "GPU " + std::to_string(g) + " of node #" + std::to_string(b.node) +
+                                                                " would have more than its memory free");
       }
     });
     apply(b, -1);
@@ -131,8 +153,8 @@ class cluster_overlay {
     const int count = traits_of<C>::node_resources(*base_, b.node).gpu_count;
     if (count < 64 && (b.gpus >> count) != 0) throw invalid_argument_error("binding.gpus", "names a GPU index the node does not have");
     if (b.gpu_milli < 0 || b.gpu_milli > gpu_milli_whole) throw invalid_argument_error("binding.gpu_milli", "must be within 0..1000");
-    if (b.cpu_milli < 0) throw invalid_argument_error("binding.cpu_milli", "must be >= 0");
-    if (b.memory_mib < 0) throw invalid_argument_error("binding.memory_mib", "must be >= 0");
+    if (b.cpu_milli < 0 || b.cpu_milli > max_quantity) throw invalid_argument_error("binding.cpu_milli", "must be within 0..2^50");
+    if (b.memory_mib < 0 || b.memory_mib > max_quantity) throw invalid_argument_error("binding.memory_mib", "must be within 0..2^50");
     if (b.gpu_mem_mib < 0) throw invalid_argument_error("binding.gpu_mem_mib", "must be >= 0");
   }
 

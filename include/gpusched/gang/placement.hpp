@@ -454,7 +454,7 @@ class gang_placer {
   rack_topology racks_;
   bool racks_ready_ = false;
   std::uint32_t chosen_rack_ = static_cast<std::uint32_t>(-1);
-  std::vector<std::pair<const pod*, binding>> log_;  // the transactions' reused log buffer
+  transaction_log log_;  // the transactions' reused log
   std::vector<std::int32_t> min_, want_, had_;
   std::vector<std::uint32_t> role_order_;
   std::vector<reason> reasons_;

@@ -195,10 +195,12 @@ class scheduler {
     return res;
   }
 
-  // Decides and reserves. Returns the decision; the cluster changes only when scheduled.
+  // Decides and reserves. Returns the decision; the cluster changes only when scheduled. An invalid
+  // pod (validate(pod)) throws and changes nothing.
   schedule_result place_one(C& c, const pod& p)
     requires MutableCluster<C>
   {
+    validate(p);  // throws invalid_argument_error naming the field; allocates nothing for a valid pod
     schedule_result res = schedule_one(c, p);
     if (res.scheduled) traits_of<C>::reserve(c, p, res.where);
     return res;

@@ -44,7 +44,7 @@ class sim_cluster {
     cpu_allocated_ += b.cpu_milli;
   }
   void release(const pod& p, const binding& b) {
-    base_.release(p, b);
+    base_.release(p, b);  // throws and changes nothing when b was not reserved (see in_memory_cluster)
     affinity_[b.node].remove(p);
     gpu_allocated_ -= milli{b.gpu_milli} * b.gpu_count();
     cpu_allocated_ -= b.cpu_milli;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -297,9 +298,19 @@ void register_core(py::module_& m) {
             const auto* gm = column(gpu_mem, n, "gpu_mem_mib");
             std::vector<node_spec> specs;
             specs.reserve(n);
+            std::unordered_map<std::string, std::size_t> seen;  // names must be unique, in the columns and the cluster
+            seen.reserve(n);
             for (std::size_t i = 0; i < n; ++i) {
               specs.push_back(make_spec(names[i], cp[i], mp[i], gp[i], models[i], gm[i], racks[i]));
               validate(specs.back());
+              if (const auto k = c.find(names[i])) {
+                throw invalid_argument_error("names[" + std::to_string(i) + "]",
+                                             "node '" + names[i] + "' is already node #" + std::to_string(*k));
+              }
+              if (const auto [it, fresh] = seen.emplace(names[i], i); !fresh) {
+                throw invalid_argument_error("names[" + std::to_string(i) + "]",
+                                             "node '" + names[i] + "' is also names[" + std::to_string(it->second) + "]");
+              }
             }
             // All validated: add_node cannot fail now except for lack of memory.
             for (const auto& s : specs) c.add_node(s);
@@ -323,10 +334,7 @@ void register_core(py::module_& m) {
       .def(
           "node_index",
           [](py_cluster& self, std::string_view name) {
-            const cluster_t& c = self.get();
-            for (node_index i = 0; i < c.size(); ++i) {
-              if (c.name(i) == name) return i;
-            }
+            if (const auto i = self.get().find(name)) return *i;
             throw py::key_error("no node named '" + std::string(name) + "'");
           },
           py::arg("name"), "The index of the node with this name (KeyError when none).")

@@ -4,7 +4,6 @@
 #include <pybind11/stl.h>
 
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -101,12 +100,11 @@ void bind_scheduler_methods(py::class_<py_scheduler<Profile>>& cls) {
       .def_property_readonly("explain_scores", [](const S& s) { return s.s.options().explain_scores; });
 }
 
-// A transaction over a Python cluster: keeps the cluster alive and owns copies of the pods it
-// reserved (C++'s transaction keeps pointers to them).
+// A transaction over a Python cluster: keeps the cluster alive (the C++ transaction owns copies of
+// the pods it changed).
 struct py_transaction {
   py::object owner;
   py_cluster* pc;
-  std::deque<pod> pods;
   std::optional<transaction<cluster_t>> tx;
 
   explicit py_transaction(py::object cluster) : owner(std::move(cluster)), pc(owner.cast<py_cluster*>()) {
@@ -117,38 +115,29 @@ struct py_transaction {
     pc->flag.check();
     return *tx;
   }
-  void reserve(const pod& p, const binding& b) {
-    auto& t = open();
-    pods.push_back(p);
-    try {
-      t.reserve(pods.back(), b);
-    } catch (...) {
-      pods.pop_back();
-      throw;
-    }
-  }
+  void reserve(const pod& p, const binding& b) { open().reserve(p, b); }
   template <class Profile>
   py_result place(py_scheduler<Profile>& s, const pod& p) {
     auto& t = open();
     busy_scope sb(s.flag);
     const schedule_result r = s.s.schedule_one(pc->c, p);
-    if (r.scheduled) {
-      pods.push_back(p);
-      try {
-        t.reserve(pods.back(), r.where);
-      } catch (...) {
-        pods.pop_back();
-        throw;
-      }
-    }
+    if (r.scheduled) t.reserve(p, r.where);
     return detach(r, pc->c);
   }
   void commit() {
     open().commit();
     tx.reset();
   }
+  // Closed either way; a refused undo (the cluster was changed under the transaction) raises
+  // RuntimeError (gpusched::rollback_error) after every other change is undone.
   void rollback() {
-    open().rollback();
+    auto& t = open();
+    try {
+      t.rollback();
+    } catch (...) {
+      tx.reset();
+      throw;
+    }
     tx.reset();
   }
 };
@@ -236,7 +225,9 @@ void register_schedule(py::module_& m) {
   py::class_<py_transaction>(m, "Transaction",
                              "Reservations that apply together: commit() keeps them, rollback() (or leaving a `with` "
                              "block by an exception) releases them in reverse order, leaving the cluster exactly as "
-                             "before. Leaving a `with` block normally commits.")
+                             "before. Leaving a `with` block normally commits. If the cluster was changed under the "
+                             "transaction so that an undo is refused, rollback() undoes everything else and raises "
+                             "RuntimeError naming the refused change.")
       .def(py::init<py::object>(), py::arg("cluster"))
       .def("reserve", &py_transaction::reserve, py::arg("pod"), py::arg("binding"))
       .def("place", &py_transaction::place<profile_t>, py::arg("scheduler"), py::arg("pod"),

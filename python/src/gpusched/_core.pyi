@@ -414,7 +414,7 @@ class SeedStaticScheduler:
         ...
 class Transaction:
     """
-    Reservations that apply together: commit() keeps them, rollback() (or leaving a `with` block by an exception) releases them in reverse order, leaving the cluster exactly as before. Leaving a `with` block normally commits.
+    Reservations that apply together: commit() keeps them, rollback() (or leaving a `with` block by an exception) releases them in reverse order, leaving the cluster exactly as before. Leaving a `with` block normally commits. If the cluster was changed under the transaction so that an undo is refused, rollback() undoes everything else and raises RuntimeError naming the refused change.
     """
     def __enter__(self) -> Transaction:
         ...
