@@ -121,6 +121,9 @@ TEST_CASE("strict yaml.one document") {
   CHECK(weight_of("5\n---\n") == 5);  // a trailing empty document is nothing
   CHECK(weight_of("5\n...\n") == 5);
   CHECK(error_of("") == "cfg.yaml:1: expected a KubeSchedulerConfiguration mapping");
+  // yaml-cpp 0.7's LoadAll never returns on a stray ',' (jbeder/yaml-cpp#1040; found by fuzz_scheduler_config).
+  CHECK(error_of(",") == "cfg.yaml:1: YAML: unexpected ','");
+  CHECK(error_of(with_weight("5") + "---\n,\n") == "cfg.yaml:11: YAML: unexpected ','");
 }
 
 TEST_CASE("strict yaml.plugin lists: twice at one point, unknown keys and names under disabled") {
@@ -169,4 +172,9 @@ TEST_CASE("strict yaml.an alias bomb is refused by the node budget") {
   }
   CHECK_THROWS_WITH_AS(parse_scheduler_config(bomb, "cfg.yaml"),
                        doctest::Contains("more than 1000000 YAML nodes (aliases counted at each use)"), file_error);
+  // An alias inside its own anchor's node is a cycle (found by fuzz_scheduler_config: a stack overflow).
+  CHECK_THROWS_WITH_AS(parse_scheduler_config("a: &a [x, *a]\n", "cfg.yaml"),
+                       doctest::Contains("levels (or an alias inside its own anchor)"), file_error);
+  std::string deep = "a: " + std::string(200, '[') + std::string(200, ']') + "\n";
+  CHECK_THROWS_WITH_AS(parse_scheduler_config(deep, "cfg.yaml"), doctest::Contains("nested deeper than 128 levels"), file_error);
 }

@@ -11,7 +11,7 @@
 //   0b forms, underscores (1_000), sexagesimal (1:30), signed hexadecimal, and yes/no/on/off/y/n.
 // - Booleans are true/false (also True, TRUE, False, FALSE); ~, null and an empty value are null.
 // Limits: a document holds at most max_nodes nodes, aliases counted at each use (an alias bomb is
-// refused, as Kubernetes' YAML reader refuses excessive aliasing); yaml-cpp bounds nesting depth.
+// refused, as Kubernetes' YAML reader refuses excessive aliasing), nested at most max_depth deep.
 #pragma once
 
 #include <charconv>
@@ -20,20 +20,24 @@
 #include <cstdint>
 #include <initializer_list>
 #include <set>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include <yaml-cpp/eventhandler.h>  // yaml.h does not include it (0.7)
 #include <yaml-cpp/yaml.h>
 
 #include "gpusched/core/error.hpp"
 
 namespace gpusched::yaml_strict {
 
-// The most nodes one document may hold (aliases counted at every use).
+// The most nodes one document may hold (aliases counted at every use), and its deepest nesting (an
+// alias inside its own anchor's node makes a cycle: refused by the depth bound).
 inline constexpr std::size_t max_nodes = 1'000'000;
+inline constexpr std::size_t max_depth = 128;
 
 // What a plain (unquoted, untagged) scalar is under YAML 1.2's core schema, or why it is refused.
 enum class plain_kind { null, boolean, integer, floating, nonfinite, string, ambiguous };
@@ -76,6 +80,45 @@ inline bool is_core_float(std::string_view s) noexcept {
   }
   return i == n;
 }
+
+// Walks a stream's documents for the one-document rule without building them. yaml-cpp 0.7's LoadAll
+// loops for ever on a stray ',' (jbeder/yaml-cpp#1040, fixed upstream by #1319: its parser returns
+// the same empty document again and again), so a document that starts where the previous one did is
+// an error here.
+class document_probe final : public YAML::EventHandler {
+ public:
+  void OnDocumentStart(const YAML::Mark&) override {
+    started = false;
+    empty = true;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { note(m, true); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { note(m, false); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { note(m, false); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(m, false);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    note(m, false);
+  }
+  void OnMapEnd() override {}
+
+  YAML::Mark first;    // the document's first node
+  bool started = false;
+  bool empty = true;   // the document is one null node (an empty document)
+
+ private:
+  void note(const YAML::Mark& m, bool null) {
+    if (!started) {
+      first = m;
+      started = true;
+      empty = null;
+    } else {
+      empty = false;
+    }
+  }
+};
 
 }  // namespace detail
 
@@ -127,21 +170,30 @@ class document {
   // Parses `text`, named `file` in errors: exactly one document (trailing empty ones are allowed),
   // mapping keys scalar and unique, at most max_nodes nodes.
   document(const std::string& text, std::string file) : file_(std::move(file)), from_text_(true) {
-    std::vector<YAML::Node> docs;
+    auto line_at = [](const YAML::Mark& m) { return m.line >= 0 ? static_cast<std::size_t>(m.line) + 1 : 1; };
     try {
-      docs = YAML::LoadAll(text);
-    } catch (const YAML::Exception& e) {
-      throw file_error(file_, e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) + 1 : 1, "YAML: " + e.msg);
-    }
-    for (std::size_t i = 1; i < docs.size(); ++i) {
-      if (!docs[i].IsNull()) {
-        throw file_error(file_, line_of_mark(docs[i]),
-                         "a second YAML document; the file must hold exactly one (delete it or the '---' before it)");
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      detail::document_probe probe;
+      int last_pos = -1;
+      for (std::size_t docs = 0; parser.HandleNextDocument(probe); ++docs) {
+        if (docs > 0 && probe.first.pos == last_pos) {
+          const auto at = static_cast<std::size_t>(probe.first.pos);
+          throw file_error(file_, line_at(probe.first),
+                           "YAML: unexpected '" + (at < text.size() ? std::string(1, text[at]) : std::string()) + "'");
+        }
+        if (docs > 0 && !probe.empty) {
+          throw file_error(file_, line_at(probe.first),
+                           "a second YAML document; the file must hold exactly one (delete it or the '---' before it)");
+        }
+        last_pos = probe.first.pos;
       }
+      root_ = YAML::Load(text);  // the first document
+    } catch (const YAML::Exception& e) {
+      throw file_error(file_, line_at(e.mark), "YAML: " + e.msg);
     }
-    root_ = docs.empty() ? YAML::Node() : docs.front();
     std::size_t budget = max_nodes;
-    walk(root_, "", budget);
+    walk(root_, "", budget, 0);
   }
 
   // A tree built in memory (Python arguments): the same checks; lines are 0.
@@ -150,7 +202,7 @@ class document {
     d.root_ = std::move(root);
     d.file_ = std::move(file);
     std::size_t budget = max_nodes;
-    d.walk(d.root_, "", budget);
+    d.walk(d.root_, "", budget, 0);
     return d;
   }
 
@@ -304,7 +356,12 @@ class document {
   }
 
   // Checks keys (scalar, unique), tags, and the node budget; records empty values' key lines.
-  void walk(const YAML::Node& n, const std::string& path, std::size_t& budget) {
+  void walk(const YAML::Node& n, const std::string& path, std::size_t& budget, std::size_t depth) {
+    if (depth > max_depth) {
+      throw file_error(file_, line_of_mark(n),
+                       (path.empty() ? "document" : path.size() > 200 ? path.substr(0, 200) + "..." : path) + ": nested deeper than " +
+                           std::to_string(max_depth) + " levels (or an alias inside its own anchor)");
+    }
     if (budget == 0) {
       throw file_error(file_, line_of_mark(n),
                        "more than " + std::to_string(max_nodes) + " YAML nodes (aliases counted at each use)");
@@ -316,7 +373,7 @@ class document {
     }
     if (n.IsSequence()) {
       std::size_t i = 0;
-      for (const auto& item : n) walk(item, path + "[" + std::to_string(i++) + "]", budget);
+      for (const auto& item : n) walk(item, path + "[" + std::to_string(i++) + "]", budget, depth + 1);
     } else if (n.IsMap()) {
       std::set<std::string, std::less<>> seen;
       for (const auto& kv : n) {
@@ -338,7 +395,7 @@ class document {
                            p + ": duplicate key (first at line " + std::to_string(first) + ")");
         }
         if (kv.second.IsNull()) empty_values_.emplace_back(kv.second, line_of_mark(kv.first));
-        walk(kv.second, p, budget);
+        walk(kv.second, p, budget, depth + 1);
       }
     }
   }
