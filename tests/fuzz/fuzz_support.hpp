@@ -2,6 +2,8 @@
 // that take a path (the openb readers).
 #pragma once
 
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -10,8 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-
-#include <unistd.h>
 
 namespace gpusched::fuzz {
 
@@ -30,8 +30,8 @@ inline void refused(const std::exception& e) {
 inline const std::string& scratch_file(const std::uint8_t* data, std::size_t size, const char* suffix) {
   static const std::string path =
       (std::filesystem::temp_directory_path() / ("gpusched-fuzz-" + std::to_string(::getpid()) + suffix)).string();
-  std::ofstream(path, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(data),
-                                                                 static_cast<std::streamsize>(size));
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
   return path;
 }
 

@@ -38,18 +38,21 @@ std::int64_t weight_of(const std::string& w) {
 // Forms from the YAML 1.2.2 spec, 10.3.2 (core schema tag resolution), and YAML 1.1's int, float
 // and bool types (yaml.org/type/int.html, float.html, bool.html).
 TEST_CASE("strict yaml.plain scalars by the core schema; forms YAML 1.1 reads otherwise are ambiguous") {
-  for (const char* s : {"0", "-0", "+12", "12", "0x10", "0xfF"}) CHECK_MESSAGE(classify_plain(s).kind == plain_kind::integer, s);
+  for (const char* s : {"0", "-0", "+12", "12", "0x10", "0xfF"})
+    CHECK_MESSAGE(classify_plain(s).kind == plain_kind::integer, s);
   for (const char* s : {"1.5", "-.5", "5.", "1e9", "1E-9", "+2.5e+3", "010.5"}) {
     CHECK_MESSAGE(classify_plain(s).kind == plain_kind::floating, s);
   }
-  for (const char* s : {".inf", "-.Inf", "+.INF", ".nan", ".NaN"}) CHECK_MESSAGE(classify_plain(s).kind == plain_kind::nonfinite, s);
+  for (const char* s : {".inf", "-.Inf", "+.INF", ".nan", ".NaN"})
+    CHECK_MESSAGE(classify_plain(s).kind == plain_kind::nonfinite, s);
   for (const char* s : {"", "~", "null", "Null", "NULL"}) CHECK_MESSAGE(classify_plain(s).kind == plain_kind::null, s);
   for (const char* s : {"true", "True", "TRUE", "false", "False", "FALSE"}) {
     CHECK_MESSAGE(classify_plain(s).kind == plain_kind::boolean, s);
   }
   // 1.1 octal / 1.2 decimal; 1.2 octal / 1.1 string; 1.1 binary, underscores, sexagesimal, signed hex
   // and the 1.1 booleans / 1.2 strings.
-  for (const char* s : {"010", "-007", "0o10", "0b101", "1_000", "1:30", "-0x10", "0X10", "yes", "No", "on", "OFF", "y", "n"}) {
+  for (const char* s :
+       {"010", "-007", "0o10", "0b101", "1_000", "1:30", "-0x10", "0X10", "yes", "No", "on", "OFF", "y", "n"}) {
     CHECK_MESSAGE(classify_plain(s).kind == plain_kind::ambiguous, s);
   }
   for (const char* s : {"abc", "1.2.3", "e5", ".", "-", "0x", "V100M32", "nvidia.com/gpu"}) {
@@ -62,50 +65,68 @@ TEST_CASE("strict yaml.numbers: quoted is a string, 010 refused, 0x10 is 16, emp
   CHECK(weight_of("+10") == 10);
   CHECK(weight_of("0x10") == 16);  // YAML 1.1 and 1.2 agree (and Kubernetes reads 16)
   CHECK(weight_of("!!int 10") == 10);
-  CHECK(error_of(with_weight("'10'")) ==
-        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got the string '10' (a quoted or "
-        "tagged scalar is a string; write it unquoted)");
-  CHECK(error_of(with_weight("\"10\"")).rfind("cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got the string '10'", 0) == 0);
+  CHECK(
+      error_of(with_weight("'10'")) ==
+      "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got the string '10' (a quoted or "
+      "tagged scalar is a string; write it unquoted)");
+  CHECK(error_of(with_weight("\"10\""))
+            .rfind("cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got the string '10'",
+                   0) == 0);
   CHECK(error_of(with_weight("010")) ==
-        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '010' (a leading zero: YAML 1.1 "
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '010' (a leading zero: YAML "
+        "1.1 "
         "reads it as octal, YAML 1.2 as decimal)");
   CHECK(error_of(with_weight("0o10")) ==
-        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '0o10' (YAML 1.2 reads it as an "
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '0o10' (YAML 1.2 reads it "
+        "as an "
         "octal integer, YAML 1.1 as a string)");
-  CHECK(error_of(with_weight("1_0")) ==
-        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '1_0' (YAML 1.1 reads it as a "
-        "number, YAML 1.2 as a string)");
-  CHECK(error_of(with_weight("10.0")) == "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '10.0'");
+  CHECK(
+      error_of(with_weight("1_0")) ==
+      "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '1_0' (YAML 1.1 reads it as a "
+      "number, YAML 1.2 as a string)");
+  CHECK(error_of(with_weight("10.0")) ==
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got '10.0'");
   CHECK(error_of(with_weight("99999999999999999999")) ==
-        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: must be within -9223372036854775808..9223372036854775807, "
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: must be within "
+        "-9223372036854775808..9223372036854775807, "
         "got 99999999999999999999");
-  CHECK(error_of(with_weight("[1]")) == "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got a list");
+  CHECK(error_of(with_weight("[1]")) ==
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got a list");
   // An empty value is reported on its key's line (yaml-cpp marks it at the next token: line 10 here).
   CHECK(error_of(with_weight("") + "      - name: QoSAware\n") ==
         "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got an empty value");
-  CHECK(error_of(with_weight("~")) == "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got an empty value");
+  CHECK(error_of(with_weight("~")) ==
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: expected an integer, got an empty value");
   // "bad conversion" no more: the field is named.
   CHECK(error_of(head + "  percentageOfNodesToScore: abc\n") ==
         "cfg.yaml:5: profiles[0].percentageOfNodesToScore: expected an integer, got 'abc'");
   CHECK(error_of(head + "  pluginConfig:\n  - name: LoadAware\n    args: {usageThresholds: {cpu: '50'}}\n") ==
-        "cfg.yaml:7: LoadAware.args.usageThresholds.cpu: expected a number, got the string '50' (a quoted or tagged scalar "
+        "cfg.yaml:7: LoadAware.args.usageThresholds.cpu: expected a number, got the string '50' (a quoted or tagged "
+        "scalar "
         "is a string; write it unquoted)");
   CHECK(error_of(head + "  pluginConfig:\n  - name: LoadAware\n    args: {usageThresholds: {cpu: .nan}}\n") ==
         "cfg.yaml:7: LoadAware.args.usageThresholds.cpu: must be finite, got .nan");
-  CHECK(error_of(head + "  pluginConfig:\n  - name: FGDScore\n    args:\n      typicalPods: [{share: 1}]\n      fineScore: yes\n") ==
-        "cfg.yaml:9: FGDScore.args.fineScore: expected true or false, got 'yes' (YAML 1.1 reads it as a boolean, YAML 1.2 as "
-        "a string)");
+  CHECK(
+      error_of(
+          head +
+          "  pluginConfig:\n  - name: FGDScore\n    args:\n      typicalPods: [{share: 1}]\n      fineScore: yes\n") ==
+      "cfg.yaml:9: FGDScore.args.fineScore: expected true or false, got 'yes' (YAML 1.1 reads it as a boolean, YAML "
+      "1.2 as "
+      "a string)");
   // A string field refuses an ambiguous plain scalar; quoted, it is the string.
-  CHECK(error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[on, bert]]}\n") ==
-        "cfg.yaml:7: ModelAffinity.args.model: 'on' is ambiguous (YAML 1.1 reads it as a boolean, YAML 1.2 as a string): "
-        "quote it");
-  CHECK(error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [['on', bert]]}\n") == "no error");
+  CHECK(
+      error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[on, bert]]}\n") ==
+      "cfg.yaml:7: ModelAffinity.args.model: 'on' is ambiguous (YAML 1.1 reads it as a boolean, YAML 1.2 as a string): "
+      "quote it");
+  CHECK(error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [['on', bert]]}\n") ==
+        "no error");
 }
 
 TEST_CASE("strict yaml.duplicate keys are errors, wherever they are") {
   CHECK(error_of("apiVersion: kubescheduler.config.k8s.io/v1\napiVersion: kubescheduler.config.k8s.io/v1beta2\n") ==
         "cfg.yaml:2: apiVersion: duplicate key (first at line 1)");
-  CHECK(error_of(head + "  schedulerName: t\n") == "cfg.yaml:5: profiles[0].schedulerName: duplicate key (first at line 4)");
+  CHECK(error_of(head + "  schedulerName: t\n") ==
+        "cfg.yaml:5: profiles[0].schedulerName: duplicate key (first at line 4)");
   CHECK(error_of(with_weight("5") + "        weight: 50\n") ==
         "cfg.yaml:10: profiles[0].plugins.score.enabled[0].weight: duplicate key (first at line 9)");
   CHECK(error_of(head + "  pluginConfig:\n  - name: LoadAware\n    args: {usageThresholds: {cpu: 50, cpu: 60}}\n") ==
@@ -134,16 +155,19 @@ TEST_CASE("strict yaml.plugin lists: twice at one point, unknown keys and names 
         "cfg.yaml:9: profiles[0].plugins.filter.enabled[1].name: plugin 'GPUCheck' is listed twice in filter.enabled "
         "(first at line 8)");
   // At preFilter and at filter it is one check (two extension points, as in Kubernetes).
-  const auto both = parse_scheduler_config(
-      head + "  plugins:\n    preFilter:\n      enabled: [{name: GPUCheck}]\n    filter:\n      enabled: [{name: GPUCheck}]\n");
+  const auto both = parse_scheduler_config(head +
+                                           "  plugins:\n    preFilter:\n      enabled: [{name: GPUCheck}]\n    "
+                                           "filter:\n      enabled: [{name: GPUCheck}]\n");
   CHECK(both.profiles[0].profile.check_count() == 2);  // NodeResourcesFit, GPUCheck
-  CHECK(error_of(head + "  plugins:\n    filter:\n      disabled:\n      - name: NodeResourcesFit\n        weight: 3\n") ==
+  CHECK(error_of(head +
+                 "  plugins:\n    filter:\n      disabled:\n      - name: NodeResourcesFit\n        weight: 3\n") ==
         "cfg.yaml:9: profiles[0].plugins.filter.disabled[0].weight: unknown key (allowed: name)");
   CHECK(error_of(head + "  plugins:\n    filter:\n      disabled:\n      - name: NodeResourceFit\n") ==
         "cfg.yaml:8: profiles[0].plugins.filter.disabled[0].name: unknown plugin 'NodeResourceFit'");
   CHECK(error_of(head + "  plugins:\n    score:\n      disabled:\n      - name: GPUCheck\n") ==
         "cfg.yaml:8: profiles[0].plugins.score.disabled[0].name: plugin 'GPUCheck' has no score extension");
-  CHECK(error_of(head + "  plugins:\n    filter:\n      disabled: [{name: NodeResourcesFit}, {name: NodeResourcesFit}]\n") ==
+  CHECK(error_of(head +
+                 "  plugins:\n    filter:\n      disabled: [{name: NodeResourcesFit}, {name: NodeResourcesFit}]\n") ==
         "no error");  // a name disabled twice is still disabled (the experiment driver appends one)
   const auto off = parse_scheduler_config(head + "  plugins:\n    filter:\n      disabled: [{name: '*'}]\n");
   CHECK(off.profiles[0].profile.check_count() == 0);
@@ -151,12 +175,16 @@ TEST_CASE("strict yaml.plugin lists: twice at one point, unknown keys and names 
 
 TEST_CASE("strict yaml.pluginConfig of a plugin that is not enabled is still checked") {
   // Valid args of an unused plugin are accepted (Kubernetes validates every pluginConfig entry).
-  const auto ok = parse_scheduler_config(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[a, b]]}\n");
+  const auto ok = parse_scheduler_config(
+      head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[a, b]]}\n");
   CHECK(ok.profiles[0].profile.score_plugin_count() == 0);
   CHECK(error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPair: [[a, b]]}\n") ==
-        "cfg.yaml:7: ModelAffinity: unknown argument 'interferingPair' for plugin ModelAffinity (allowed: interferingPairs)");
-  CHECK(error_of(head + "  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy: {type: Most}\n") ==
-        "cfg.yaml:8: NodeResourcesFit: scoringStrategy.type must be LeastAllocated, MostAllocated or RequestedToCapacityRatio");
+        "cfg.yaml:7: ModelAffinity: unknown argument 'interferingPair' for plugin ModelAffinity (allowed: "
+        "interferingPairs)");
+  CHECK(error_of(head +
+                 "  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy: {type: Most}\n") ==
+        "cfg.yaml:8: NodeResourcesFit: scoringStrategy.type must be LeastAllocated, MostAllocated or "
+        "RequestedToCapacityRatio");
   CHECK(error_of(head + "  pluginConfig:\n  - name: FGDScore\n    args: {typicalPods: []}\n") ==
         "cfg.yaml:7: FGDScore: typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
 }
@@ -176,5 +204,6 @@ TEST_CASE("strict yaml.an alias bomb is refused by the node budget") {
   CHECK_THROWS_WITH_AS(parse_scheduler_config("a: &a [x, *a]\n", "cfg.yaml"),
                        doctest::Contains("levels (or an alias inside its own anchor)"), file_error);
   std::string deep = "a: " + std::string(200, '[') + std::string(200, ']') + "\n";
-  CHECK_THROWS_WITH_AS(parse_scheduler_config(deep, "cfg.yaml"), doctest::Contains("nested deeper than 128 levels"), file_error);
+  CHECK_THROWS_WITH_AS(parse_scheduler_config(deep, "cfg.yaml"), doctest::Contains("nested deeper than 128 levels"),
+                       file_error);
 }

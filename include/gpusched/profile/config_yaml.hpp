@@ -12,6 +12,8 @@
 // - Any error names file:line and the field, and nothing is returned: there is no half-loaded configuration.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -20,8 +22,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
@@ -58,12 +58,15 @@ namespace detail {
 template <Cluster C>
 scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, const plugin_registry<C>& reg) {
   const YAML::Node& root = doc.root();
-  auto fail = [&](const YAML::Node& at, const std::string& path, const std::string& why) -> void { doc.fail(at, path, why); };
+  auto fail = [&](const YAML::Node& at, const std::string& path, const std::string& why) -> void {
+    doc.fail(at, path, why);
+  };
   if (!root.IsMap()) doc.fail(root, "expected a KubeSchedulerConfiguration mapping");
-  doc.allow_keys(root, "",
-                 {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism", "podInitialBackoffSeconds",
-                  "podMaxBackoffSeconds", "leaderElection", "clientConnection", "healthzBindAddress", "metricsBindAddress",
-                  "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive"});
+  doc.allow_keys(
+      root, "",
+      {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism", "podInitialBackoffSeconds",
+       "podMaxBackoffSeconds", "leaderElection", "clientConnection", "healthzBindAddress", "metricsBindAddress",
+       "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive"});
   const YAML::Node api = root["apiVersion"];
   if (!api) fail(root, "apiVersion", "missing");
   const auto api_s = doc.string(api, "apiVersion");
@@ -77,9 +80,10 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
   }
 
   // Kubernetes' default is 0 (adaptive); gpusched's default is 100 (score every node), see schedule_options.
-  const int global_pct = root["percentageOfNodesToScore"]
-                             ? static_cast<int>(doc.integer(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100))
-                             : 100;
+  const int global_pct =
+      root["percentageOfNodesToScore"]
+          ? static_cast<int>(doc.integer(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100))
+          : 100;
 
   const YAML::Node profiles = root["profiles"];
   if (!profiles || !profiles.IsSequence() || profiles.size() == 0) {
@@ -92,9 +96,11 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
     const std::string pp = "profiles[" + std::to_string(pi) + "]";
     doc.allow_keys(prof, pp, {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"});
     scheduler_profile<C> sp;
-    sp.scheduler_name = prof["schedulerName"] ? doc.string(prof["schedulerName"], pp + ".schedulerName") : "default-scheduler";
+    sp.scheduler_name =
+        prof["schedulerName"] ? doc.string(prof["schedulerName"], pp + ".schedulerName") : "default-scheduler";
     for (const auto& other : out.profiles) {
-      if (other.scheduler_name == sp.scheduler_name) fail(prof, pp + ".schedulerName", "duplicate schedulerName '" + sp.scheduler_name + "'");
+      if (other.scheduler_name == sp.scheduler_name)
+        fail(prof, pp + ".schedulerName", "duplicate schedulerName '" + sp.scheduler_name + "'");
     }
     sp.options.percentage_of_nodes_to_score =
         prof["percentageOfNodesToScore"]
@@ -118,9 +124,12 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
         doc.allow_keys(e, ep, {"name", "args"});
         if (!e["name"]) fail(e, ep + ".name", "missing");
         const auto n = doc.string(e["name"], ep + ".name");
-        if (!reg.find_check(n) && !reg.find_score(n)) fail(e["name"], ep + ".name", "unknown plugin '" + n + "' in pluginConfig");
+        if (!reg.find_check(n) && !reg.find_score(n))
+          fail(e["name"], ep + ".name", "unknown plugin '" + n + "' in pluginConfig");
         for (const auto& a : args) {
-          if (a.name == n) fail(e, ep, "duplicate pluginConfig for '" + n + "' (first at line " + std::to_string(doc.line(a.at)) + ")");
+          if (a.name == n)
+            fail(e, ep,
+                 "duplicate pluginConfig for '" + n + "' (first at line " + std::to_string(doc.line(a.at)) + ")");
         }
         args.push_back({n, e["args"], e});
       }
@@ -150,20 +159,25 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
         const std::string xp = pp + ".plugins." + point;
         const bool is_filter = point == "preFilter" || point == "filter";
         if (!is_filter && point != "score") {
-          static constexpr std::string_view others[] = {"queueSort", "postFilter", "preScore", "reserve", "permit",
-                                                         "preBind", "bind", "postBind", "multiPoint", "preEnqueue"};
+          static constexpr std::string_view others[] = {"queueSort",  "postFilter", "preScore", "reserve",
+                                                        "permit",     "preBind",    "bind",     "postBind",
+                                                        "multiPoint", "preEnqueue"};
           bool known = false;
           for (auto o : others) known = known || o == point;
           fail(kv.first, xp,
-               known ? "extension point '" + point + "' is not configurable in gpusched profiles (preFilter, filter, score are)"
+               known ? "extension point '" + point +
+                           "' is not configurable in gpusched profiles (preFilter, filter, score are)"
                      : "unknown extension point '" + point + "' (preFilter, filter, score)");
         }
         if (!kv.second.IsMap()) fail(kv.second, xp, "must have enabled/disabled lists");
         doc.allow_keys(kv.second, xp, {"enabled", "disabled"});
-        auto has_point = [&](const std::string& n) { return is_filter ? reg.find_check(n) != nullptr : reg.find_score(n) != nullptr; };
+        auto has_point = [&](const std::string& n) {
+          return is_filter ? reg.find_check(n) != nullptr : reg.find_score(n) != nullptr;
+        };
         auto point_error = [&](const std::string& n) {
-          return (is_filter ? reg.find_score(n) != nullptr : reg.find_check(n) != nullptr) ? "plugin '" + n + "' has no " + point + " extension"
-                                                                     : "unknown plugin '" + n + "'";
+          return (is_filter ? reg.find_score(n) != nullptr : reg.find_check(n) != nullptr)
+                     ? "plugin '" + n + "' has no " + point + " extension"
+                     : "unknown plugin '" + n + "'";
         };
         if (const YAML::Node dis = kv.second["disabled"]) {
           if (!dis.IsSequence()) fail(dis, xp + ".disabled", "must be a list");
@@ -190,8 +204,9 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
             for (std::size_t j = 0; j < i; ++j) {
               const YAML::Node o = en[j];
               if (o["name"].Scalar() == n) {
-                fail(e["name"], np + ".name", "plugin '" + n + "' is listed twice in " + point + ".enabled (first at line " +
-                                                   std::to_string(doc.line(o)) + ")");
+                fail(e["name"], np + ".name",
+                     "plugin '" + n + "' is listed twice in " + point + ".enabled (first at line " +
+                         std::to_string(doc.line(o)) + ")");
               }
             }
             if (is_filter) {
@@ -203,7 +218,8 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
                 w = doc.integer(e["weight"], np + ".weight", std::numeric_limits<std::int64_t>::min(),
                                 std::numeric_limits<std::int64_t>::max());
                 if (w < min_weight || w > max_weight) {
-                  fail(e["weight"], np + ".weight", "weight of '" + n + "' must be within 1..100, got " + std::to_string(w));
+                  fail(e["weight"], np + ".weight",
+                       "weight of '" + n + "' must be within 1..100, got " + std::to_string(w));
                 }
               }
               score_items.push_back({n, w, e});
@@ -215,7 +231,8 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
     // NodeResourcesFit's filter runs first unless disabled or listed explicitly.
     bool fit_listed = false;
     for (const auto& f : filters) fit_listed = fit_listed || f.first == "NodeResourcesFit";
-    if (!fit_disabled && !fit_listed) (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit", false));
+    if (!fit_disabled && !fit_listed)
+      (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit", false));
     for (const auto& f : filters) {
       bool seen = false;  // a plugin enabled at both preFilter and filter is one check
       for (std::size_t i = 0; i < sp.profile.check_count(); ++i) seen = seen || sp.profile.check_name(i) == f.first;

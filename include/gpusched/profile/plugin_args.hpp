@@ -2,14 +2,14 @@
 // (yaml_strict.hpp: unknown keys, quoted numbers and YAML 1.1/1.2-ambiguous forms are refused).
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
-
-#include <yaml-cpp/yaml.h>
 
 #include "gpusched/core/error.hpp"
 #include "gpusched/profile/yaml_strict.hpp"
@@ -57,7 +57,8 @@ class plugin_args {
         list += (list.empty() ? "" : ", ") + std::string(a);
       }
       if (!known) {
-        fail(kv.first, "unknown argument '" + k + "' for plugin " + plugin_ + " (allowed: " + (list.empty() ? "none" : list) + ")");
+        fail(kv.first, "unknown argument '" + k + "' for plugin " + plugin_ +
+                           " (allowed: " + (list.empty() ? "none" : list) + ")");
       }
     }
   }
@@ -74,10 +75,13 @@ class plugin_args {
   [[nodiscard]] double number(const YAML::Node& n, std::string_view what, double lo, double hi) const {
     return doc_->number(n, path(what), lo, hi);
   }
-  [[nodiscard]] std::int64_t integer(const YAML::Node& n, std::string_view what, std::int64_t lo, std::int64_t hi) const {
+  [[nodiscard]] std::int64_t integer(const YAML::Node& n, std::string_view what, std::int64_t lo,
+                                     std::int64_t hi) const {
     return doc_->integer(n, path(what), lo, hi);
   }
-  [[nodiscard]] std::string string(const YAML::Node& n, std::string_view what) const { return doc_->string(n, path(what)); }
+  [[nodiscard]] std::string string(const YAML::Node& n, std::string_view what) const {
+    return doc_->string(n, path(what));
+  }
   [[nodiscard]] bool boolean(const YAML::Node& n, std::string_view what) const { return doc_->boolean(n, path(what)); }
 
  private:

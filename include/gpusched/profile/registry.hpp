@@ -16,8 +16,8 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/dynamic_profile.hpp"
 #include "gpusched/profile/plugin_args.hpp"
-#include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/fgd.hpp"
+#include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
 #include "gpusched/scoring/qos_aware.hpp"
@@ -150,7 +150,8 @@ plugin_registry<C> plugin_registry<C>::builtins() {
           if (!sh || !sh.IsSequence()) a.fail(kv.second, "requestedToCapacityRatio.shape must be a list");
           for (std::size_t i = 0; i < sh.size(); ++i) {
             const YAML::Node pt = sh[i];
-            a.allow_keys(pt, "scoringStrategy.requestedToCapacityRatio.shape[" + std::to_string(i) + "]", {"utilization", "score"});
+            a.allow_keys(pt, "scoringStrategy.requestedToCapacityRatio.shape[" + std::to_string(i) + "]",
+                         {"utilization", "score"});
             if (!pt["utilization"] || !pt["score"]) a.fail(pt, "shape points need utilization and score");
             shape.push_back({a.integer(pt["utilization"], "shape.utilization", 0, 100),
                              a.integer(pt["score"], "shape.score", 0, 10)});
@@ -262,20 +263,24 @@ plugin_registry<C> plugin_registry<C>::builtins() {
   auto fgd_score = [](dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a) {
     a.allow_only({"typicalPods", "fineScore", "selectDevices"});
     if (!a.has("typicalPods")) {  // reported at the plugin's entry (the args are absent)
-      throw invalid_argument_error("FGDScore", "needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
+      throw invalid_argument_error("FGDScore",
+                                   "needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
     }
     const YAML::Node list = a.node()["typicalPods"];
-    if (!list.IsSequence() || list.size() == 0) a.fail(list, "typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
+    if (!list.IsSequence() || list.size() == 0)
+      a.fail(list, "typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
     std::vector<typical_pod> shapes;
     double total = 0.0;
     for (std::size_t i = 0; i < list.size(); ++i) {
       const YAML::Node t = list[i];
-      a.allow_keys(t, "typicalPods[" + std::to_string(i) + "]", {"cpuMilli", "gpuMilli", "numGpu", "share", "gpuModels"});
+      a.allow_keys(t, "typicalPods[" + std::to_string(i) + "]",
+                   {"cpuMilli", "gpuMilli", "numGpu", "share", "gpuModels"});
       if (!t["share"]) a.fail(t, "each typical pod needs a share (> 0)");
       typical_pod tp;
       tp.cpu_milli = t["cpuMilli"] ? a.integer(t["cpuMilli"], "cpuMilli", 0, std::int64_t{1} << 40) : 0;
       tp.num_gpu = t["numGpu"] ? static_cast<std::int32_t>(a.integer(t["numGpu"], "numGpu", 0, max_gpus_per_node)) : 0;
-      tp.gpu_milli = t["gpuMilli"] ? static_cast<std::int32_t>(a.integer(t["gpuMilli"], "gpuMilli", 0, gpu_milli_whole)) : 0;
+      tp.gpu_milli =
+          t["gpuMilli"] ? static_cast<std::int32_t>(a.integer(t["gpuMilli"], "gpuMilli", 0, gpu_milli_whole)) : 0;
       if ((tp.num_gpu == 0) != (tp.gpu_milli == 0)) a.fail(t, "gpuMilli must be 0 exactly when numGpu is 0");
       if (t["gpuModels"]) {
         if (!t["gpuModels"].IsSequence()) a.fail(t["gpuModels"], "gpuModels must be a list of GPU model names");

@@ -14,6 +14,9 @@
 // refused, as Kubernetes' YAML reader refuses excessive aliasing), nested at most max_depth deep.
 #pragma once
 
+#include <yaml-cpp/eventhandler.h>  // yaml.h does not include it (0.7)
+#include <yaml-cpp/yaml.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -26,9 +29,6 @@
 #include <system_error>
 #include <utility>
 #include <vector>
-
-#include <yaml-cpp/eventhandler.h>  // yaml.h does not include it (0.7)
-#include <yaml-cpp/yaml.h>
 
 #include "gpusched/core/error.hpp"
 
@@ -94,7 +94,9 @@ class document_probe final : public YAML::EventHandler {
   void OnDocumentEnd() override {}
   void OnNull(const YAML::Mark& m, YAML::anchor_t) override { note(m, true); }
   void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { note(m, false); }
-  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { note(m, false); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override {
+    note(m, false);
+  }
   void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
     note(m, false);
   }
@@ -104,9 +106,9 @@ class document_probe final : public YAML::EventHandler {
   }
   void OnMapEnd() override {}
 
-  YAML::Mark first;    // the document's first node
+  YAML::Mark first;  // the document's first node
   bool started = false;
-  bool empty = true;   // the document is one null node (an empty document)
+  bool empty = true;  // the document is one null node (an empty document)
 
  private:
   void note(const YAML::Mark& m, bool null) {
@@ -129,8 +131,8 @@ inline plain_scalar classify_plain(std::string_view s) {
   if (s == "true" || s == "True" || s == "TRUE" || s == "false" || s == "False" || s == "FALSE") {
     return {plain_kind::boolean, {}};
   }
-  for (const std::string_view b : {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off",
-                                   "Off", "OFF"}) {
+  for (const std::string_view b :
+       {"y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF"}) {
     if (s == b) return {plain_kind::ambiguous, "YAML 1.1 reads it as a boolean, YAML 1.2 as a string"};
   }
   const bool sign = s[0] == '+' || s[0] == '-';
@@ -139,7 +141,8 @@ inline plain_scalar classify_plain(std::string_view s) {
     return {plain_kind::nonfinite, {}};
   }
   if (u.size() > 2 && u[0] == '0' && (u[1] == 'x' || u[1] == 'X') && detail::all_of(u.substr(2), detail::is_hex)) {
-    if (sign || u[1] == 'X') return {plain_kind::ambiguous, "YAML 1.1 reads it as a hexadecimal integer, YAML 1.2 as a string"};
+    if (sign || u[1] == 'X')
+      return {plain_kind::ambiguous, "YAML 1.1 reads it as a hexadecimal integer, YAML 1.2 as a string"};
     return {plain_kind::integer, {}};
   }
   if (u.size() > 2 && u[0] == '0' && (u[1] == 'o' || u[1] == 'b')) {
@@ -158,7 +161,8 @@ inline plain_scalar classify_plain(std::string_view s) {
   bool has_sep = false;
   for (const char c : u) {
     if (c == '_' || c == ':') has_sep = true;
-    numeric = numeric && (is_digit(c) || c == '_' || c == ':' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-');
+    numeric =
+        numeric && (is_digit(c) || c == '_' || c == ':' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-');
   }
   if (numeric && has_sep) return {plain_kind::ambiguous, "YAML 1.1 reads it as a number, YAML 1.2 as a string"};
   return {plain_kind::string, {}};
@@ -246,11 +250,13 @@ class document {
   }
 
   // An integer within [lo, hi].
-  [[nodiscard]] std::int64_t integer(const YAML::Node& v, std::string_view path, std::int64_t lo, std::int64_t hi) const {
+  [[nodiscard]] std::int64_t integer(const YAML::Node& v, std::string_view path, std::int64_t lo,
+                                     std::int64_t hi) const {
     const std::string& s = scalar_for_number(v, path, "an integer");
     const plain_scalar k = classify_plain(s);
     if (k.kind != plain_kind::integer) {
-      fail(v, path, "expected an integer, got '" + s + "'" + (k.kind == plain_kind::ambiguous ? " (" + k.why + ")" : ""));
+      fail(v, path,
+           "expected an integer, got '" + s + "'" + (k.kind == plain_kind::ambiguous ? " (" + k.why + ")" : ""));
     }
     std::int64_t x = 0;
     const bool hex = s.size() > 2 && s[1] == 'x';
@@ -284,7 +290,8 @@ class document {
       if (ec != std::errc() || end != s.data() + s.size()) fail(v, path, "expected a number, got '" + s + "'");
     }
     if (!std::isfinite(x)) fail(v, path, "must be finite, got " + s);
-    if (x < lo || x > hi) fail(v, path, "must be " + (range.empty() ? "within " + show(lo) + ".." + show(hi) : range) + ", got " + s);
+    if (x < lo || x > hi)
+      fail(v, path, "must be " + (range.empty() ? "within " + show(lo) + ".." + show(hi) : range) + ", got " + s);
     return x;
   }
 
@@ -293,7 +300,8 @@ class document {
     const std::string& s = scalar_for_number(v, path, "true or false");
     const plain_scalar k = classify_plain(s);
     if (k.kind != plain_kind::boolean) {
-      fail(v, path, "expected true or false, got '" + s + "'" + (k.kind == plain_kind::ambiguous ? " (" + k.why + ")" : ""));
+      fail(v, path,
+           "expected true or false, got '" + s + "'" + (k.kind == plain_kind::ambiguous ? " (" + k.why + ")" : ""));
     }
     return s[0] == 't' || s[0] == 'T';
   }
@@ -343,8 +351,9 @@ class document {
     if (!v.IsDefined() || v.IsNull()) fail(v, path, std::string("expected ") + what + ", got an empty value");
     if (!v.IsScalar()) fail(v, path, std::string("expected ") + what + ", got a " + (v.IsMap() ? "mapping" : "list"));
     if (!is_plain(v)) {
-      fail(v, path, std::string("expected ") + what + ", got the string '" + v.Scalar() +
-                        "' (a quoted or tagged scalar is a string; write it unquoted)");
+      fail(v, path,
+           std::string("expected ") + what + ", got the string '" + v.Scalar() +
+               "' (a quoted or tagged scalar is a string; write it unquoted)");
     }
     return v.Scalar();
   }
@@ -359,8 +368,11 @@ class document {
   void walk(const YAML::Node& n, const std::string& path, std::size_t& budget, std::size_t depth) {
     if (depth > max_depth) {
       throw file_error(file_, line_of_mark(n),
-                       (path.empty() ? "document" : path.size() > 200 ? path.substr(0, 200) + "..." : path) + ": nested deeper than " +
-                           std::to_string(max_depth) + " levels (or an alias inside its own anchor)");
+                       (path.empty()        ? "document"
+                        : path.size() > 200 ? path.substr(0, 200) + "..."
+                                            : path) +
+                           ": nested deeper than " + std::to_string(max_depth) +
+                           " levels (or an alias inside its own anchor)");
     }
     if (budget == 0) {
       throw file_error(file_, line_of_mark(n),

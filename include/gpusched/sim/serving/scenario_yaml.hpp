@@ -268,10 +268,10 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
   const YAML::Node services = r.required(root, "services", "scenario");
   if (!services.IsSequence()) r.fail(services, "services", "expected a list");
   r.each(services, "services", [&](const YAML::Node& n, const std::string& p) {
-    r.allow_keys(n, p,
-                 {"name", "model", "replicas", "gpu_share_milli", "gpu_memory_mib", "cpu_milli", "memory_mib",
-                  "priority", "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals",
-                  "scale_up"});
+    r.allow_keys(
+        n, p,
+        {"name", "model", "replicas", "gpu_share_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "priority",
+         "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals", "scale_up"});
     service_config s;
     s.line = r.line(n);
     s.name = r.req_text(n, "name", p);
@@ -354,7 +354,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     sc.leaks.push_back(std::move(l));
   });
   r.each(root["profiles"], "profiles", [&](const YAML::Node& n, const std::string& p) {
-    r.allow_keys(n, p, {"name", "config", "queue", "dev_share_period", "gangs", "preemption", "overcommit", "leak_eviction"});
+    r.allow_keys(n, p,
+                 {"name", "config", "queue", "dev_share_period", "gangs", "preemption", "overcommit", "leak_eviction"});
     profile_config pc;
     pc.line = r.line(n);
     pc.name = r.req_text(n, "name", p);
@@ -370,7 +371,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     }
     if (n["dev_share_period"].IsDefined()) {
       const auto v = r.integer(n["dev_share_period"], p + ".dev_share_period", 0, 1'000'000);
-      if (v == 1) r.fail(n["dev_share_period"], p + ".dev_share_period", "must be 0 (prod strictly first) or >= 2, got 1");
+      if (v == 1)
+        r.fail(n["dev_share_period"], p + ".dev_share_period", "must be 0 (prod strictly first) or >= 2, got 1");
       pc.dev_share_period = static_cast<int>(v);
     }
     if (const YAML::Node g = n["gangs"]; g.IsDefined()) {
@@ -413,8 +415,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
       r.allow_keys(le, lp, {"enabled", "window", "min_samples", "min_slope_mib_per_s", "min_r2"});
       pc.leak_eviction = r.boolean(r.required(le, "enabled", lp), lp + ".enabled");
       pc.leak_window = static_cast<std::size_t>(r.integer_or(le, "window", lp, 30, 2, 100'000));
-      pc.leak_min_samples = static_cast<std::size_t>(
-          r.integer_or(le, "min_samples", lp, 10, 2, static_cast<long long>(pc.leak_window)));
+      pc.leak_min_samples =
+          static_cast<std::size_t>(r.integer_or(le, "min_samples", lp, 10, 2, static_cast<long long>(pc.leak_window)));
       pc.leak_min_slope_mib_per_s = r.number_or(le, "min_slope_mib_per_s", lp, 1.0, 1e-9, 1e12);
       pc.leak_min_r2 = r.number_or(le, "min_r2", lp, 0.8, 0.0, 1.0);
     }
@@ -448,14 +450,15 @@ inline void check_work_bounds(const reader& r, const YAML::Node& root, const sce
                  ": period_s must be >= " + show(T * 288.0 / max_thinning_windows));
     }
     if (static_cast<double>(a.bursts.size()) > max_burst_windows) {
-      r.fail(an["bursts"], p + ".bursts", std::to_string(a.bursts.size()) + " bursts, at most " + show(max_burst_windows));
+      r.fail(an["bursts"], p + ".bursts",
+             std::to_string(a.bursts.size()) + " bursts, at most " + show(max_burst_windows));
     }
     const bool random = a.random_bursts_per_day > 0.0 && a.random_burst_duration_s > 0.0;
     const double expected_random = random ? a.random_bursts_per_day * T / 86400.0 : 0.0;
     if (expected_random > max_burst_windows) {
       r.fail(an["random_bursts"]["per_day"], p + ".random_bursts.per_day",
-             show(a.random_bursts_per_day) + " per day over duration_s " + show(T) + " expects " + show(expected_random) +
-                 " bursts, at most " + show(max_burst_windows));
+             show(a.random_bursts_per_day) + " per day over duration_s " + show(T) + " expects " +
+                 show(expected_random) + " bursts, at most " + show(max_burst_windows));
     }
     double m = 1.0;
     for (const auto& b : a.bursts) m = std::max(m, b.multiplier);
@@ -472,7 +475,8 @@ inline void check_work_bounds(const reader& r, const YAML::Node& root, const sce
     for (const auto& st : s.scale_up) pods += st.replicas;
     if (pods > max_pods) {
       r.fail(services[i], "services[" + std::to_string(i) + "]",
-             show(pods) + " pods by here (replicas and scale_up, with training count * workers), at most " + show(max_pods));
+             show(pods) + " pods by here (replicas and scale_up, with training count * workers), at most " +
+                 show(max_pods));
     }
   }
   const YAML::Node training = root["training"];
@@ -480,7 +484,8 @@ inline void check_work_bounds(const reader& r, const YAML::Node& root, const sce
     pods += static_cast<double>(sc.training[i].count) * sc.training[i].workers;
     if (pods > max_pods) {
       r.fail(training[i], "training[" + std::to_string(i) + "]",
-             show(pods) + " pods by here (replicas and scale_up, with training count * workers), at most " + show(max_pods));
+             show(pods) + " pods by here (replicas and scale_up, with training count * workers), at most " +
+                 show(max_pods));
     }
   }
   const double samples = T / sc.utilisation_sample_s;
