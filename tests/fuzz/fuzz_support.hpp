@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 namespace gpusched::fuzz {
 
@@ -26,13 +27,20 @@ inline void refused(const std::exception& e) {
   if (verbose) std::fprintf(stderr, "refused: %s\n", e.what());
 }
 
-// Writes the input to this process's scratch file and returns its path.
+// Writes the input to this process's scratch file (removed at exit) and returns its path.
 inline const std::string& scratch_file(const std::uint8_t* data, std::size_t size, const char* suffix) {
-  static const std::string path =
-      (std::filesystem::temp_directory_path() / ("gpusched-fuzz-" + std::to_string(::getpid()) + suffix)).string();
-  std::ofstream(path, std::ios::binary | std::ios::trunc)
+  struct scratch {
+    std::string path;
+    ~scratch() {
+      std::error_code ec;
+      std::filesystem::remove(path, ec);
+    }
+  };
+  static const scratch file{
+      (std::filesystem::temp_directory_path() / ("gpusched-fuzz-" + std::to_string(::getpid()) + suffix)).string()};
+  std::ofstream(file.path, std::ios::binary | std::ios::trunc)
       .write(reinterpret_cast<const char*>(data), static_cast<std::streamsize>(size));
-  return path;
+  return file.path;
 }
 
 }  // namespace gpusched::fuzz
