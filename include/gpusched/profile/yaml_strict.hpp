@@ -87,7 +87,8 @@ inline bool is_core_float(std::string_view s) noexcept {
 // an error here.
 class document_probe final : public YAML::EventHandler {
  public:
-  void OnDocumentStart(const YAML::Mark&) override {
+  void OnDocumentStart(const YAML::Mark& m) override {
+    first = m;  // until its first node
     started = false;
     empty = true;
   }
