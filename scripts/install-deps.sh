@@ -4,7 +4,8 @@
 set -euo pipefail
 
 debs=(cmake g++ make ccache libeigen3-dev libboost-graph-dev doctest-dev libbenchmark-dev
-      libyaml-cpp-dev nlohmann-json3-dev libcli11-dev python3 python3-pip ninja-build)
+      libyaml-cpp-dev nlohmann-json3-dev libcli11-dev python3 python3-pip ninja-build
+      clang-14 libclang-rt-14-dev)  # clang 14: the second compiler of the header check; libFuzzer's runtime
 missing=()
 for d in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")

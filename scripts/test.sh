@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Quick start, command 2: install what is missing, build, and run every test:
 # the Release suite (unit tests, header self-containment, consumer projects, CUDA compile where
-# nvcc exists), the Python package's tests, then the same unit tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer.
+# nvcc exists), the Python package's tests, the same unit tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then clang 14: the header self-containment check and 10 s of each
+# libFuzzer harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -25,3 +26,13 @@ cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DGPUSCHED_SANITIZE=ON -DC
   -DGPUSCHED_BUILD_EXAMPLES=OFF -DGPUSCHED_BUILD_BENCHMARKS=OFF -DGPUSCHED_ENABLE_CUDA=OFF >/dev/null
 cmake --build build/sanitize -j "$jobs"
 ctest --test-dir build/sanitize --output-on-failure -j "$jobs"
+
+echo "== clang 14: every public header on its own, and a bounded run of each fuzzer (docs/hardening.md)"
+# Only the header self-containment target and the fuzzers: the unit tests are not built twice. No
+# build type: the headers compile unoptimised (fast); the fuzzers add -O1 -g themselves.
+cmake -S . -B build/clang -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE= \
+  -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DGPUSCHED_BUILD_TESTS=ON -DGPUSCHED_BUILD_EXAMPLES=OFF \
+  -DGPUSCHED_BUILD_BENCHMARKS=OFF -DGPUSCHED_BUILD_TOOLS=OFF -DGPUSCHED_ENABLE_CUDA=OFF \
+  -DGPUSCHED_TEST_CONSUMERS=OFF -DGPUSCHED_BUILD_FUZZERS=ON >/dev/null
+cmake --build build/clang -j "$jobs" --target gpusched_self_contained_headers gpusched_fuzzers
+bash tests/fuzz/run.sh 10 build/clang

@@ -113,25 +113,25 @@ TEST_CASE("profile.pluginConfig args") {
 
 TEST_CASE("profile.bad configs name file:line and load nothing") {
   CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n") ==
-        "cfg.yaml:8: unknown plugin 'NoSuchPlugin'");
+        "cfg.yaml:8: profiles[0].plugins.score.enabled[0].name: unknown plugin 'NoSuchPlugin'");
   CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: LoadAware\n        weight: 0\n") ==
-        "cfg.yaml:9: weight of 'LoadAware' must be within 1..100, got 0");
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: weight of 'LoadAware' must be within 1..100, got 0");
   CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: LoadAware\n        weight: 101\n") ==
-        "cfg.yaml:9: weight of 'LoadAware' must be within 1..100, got 101");
+        "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: weight of 'LoadAware' must be within 1..100, got 101");
   CHECK(error_of(head + "  plugins:\n    filter:\n      enabled:\n      - name: ModelAffinity\n") ==
-        "cfg.yaml:8: plugin 'ModelAffinity' has no filter extension");
-  CHECK(error_of(head + "  plugin:\n") == "cfg.yaml:5: unknown field 'plugin' in profile");
+        "cfg.yaml:8: profiles[0].plugins.filter.enabled[0].name: plugin 'ModelAffinity' has no filter extension");
+  CHECK(error_of(head + "  plugin:\n") == "cfg.yaml:5: profiles[0].plugin: unknown key (allowed: schedulerName, plugins, pluginConfig, percentageOfNodesToScore)");
   CHECK(error_of("apiVersion: v1\nkind: KubeSchedulerConfiguration\nprofiles: []\n") ==
-        "cfg.yaml:1: unsupported apiVersion 'v1' (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)");
+        "cfg.yaml:1: apiVersion: unsupported 'v1' (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)");
   CHECK(error_of(head + "  plugins: [\n") .rfind("cfg.yaml:", 0) == 0);  // malformed YAML
   CHECK(error_of(head + "  pluginConfig:\n  - name: LoadAware\n    args: {resourceWeights: {cpu: -1}}\n  plugins:\n    score:\n"
                         "      enabled:\n      - name: LoadAware\n") ==
-        "cfg.yaml:7: LoadAware: resourceWeights.cpu must be within 0..100, got -1");
+        "cfg.yaml:7: LoadAware.args.resourceWeights.cpu: must be within 0..100, got -1");
   CHECK(error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[a]]}\n  plugins:\n    score:\n"
                         "      enabled:\n      - name: ModelAffinity\n") ==
         "cfg.yaml:7: ModelAffinity: each interfering pair must be [modelA, modelB]");
   CHECK(error_of(head + "  plugins:\n    permit:\n      enabled:\n      - name: Coscheduling\n") ==
-        "cfg.yaml:6: extension point 'permit' is not configurable in gpusched profiles (preFilter, filter, score are)");
+        "cfg.yaml:6: profiles[0].plugins.permit: extension point 'permit' is not configurable in gpusched profiles (preFilter, filter, score are)");
   CHECK_THROWS_AS(load_scheduler_config("/nonexistent/cfg.yaml"), file_error);
 }
 
@@ -207,9 +207,9 @@ TEST_CASE("profile.FGDScore from a config decides like the static FGD profile; b
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 0, share: 1}\n") ==
         "cfg.yaml:13: FGDScore: gpuMilli must be 0 exactly when numGpu is 0");
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1, memory: 3}\n") ==
-        "cfg.yaml:13: FGDScore: unknown field 'memory' in a typical pod (cpuMilli, gpuMilli, numGpu, share, gpuModels)");
+        "cfg.yaml:13: FGDScore.args.typicalPods[0].memory: unknown key (allowed: cpuMilli, gpuMilli, numGpu, share, gpuModels)");
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1}\n      selectDevices: maybe\n") ==
-        "cfg.yaml:14: FGDScore: selectDevices must be true or false");
+        "cfg.yaml:14: FGDScore.args.selectDevices: expected true or false, got 'maybe'");
   CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n") ==
         "cfg.yaml:8: FGDScore: needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
 }

@@ -142,19 +142,23 @@ TEST_CASE("serving.scenario.malformed input is file_error with file:line") {
   const std::string ok = minimal();
   CHECK(error_of(ok) == "no error");
   CHECK(error_of(replace_line(ok, 2, "duration_s: -5")) ==
-        "t.yaml:2: scenario.duration_s: must be > 0 and <= 1e+09, got -5");
+        "t.yaml:2: scenario.duration_s: must be > 0 and <= 3.1536e+07, got -5");
   CHECK(error_of(replace_line(ok, 13, "    replicas: two")) ==
-        "t.yaml:13: services[0].replicas: 'two' is not an integer");
+        "t.yaml:13: services[0].replicas: expected an integer, got 'two'");
   CHECK(error_of(replace_line(ok, 14, "    gpu_share_milli: 1500")) ==
         "t.yaml:14: services[0].gpu_share_milli: must be within 1..1000, got 1500");
-  CHECK(error_of(replace_line(ok, 16, "    max_wait_s: 5")) == "t.yaml:16: services[0].max_wait_s: unknown key");
-  CHECK(error_of(replace_line(ok, 17, "    slo: 100")) == "t.yaml:17: services[0].slo: unknown key");
+  CHECK(error_of(replace_line(ok, 16, "    max_wait_s: 5")) == "t.yaml:16: services[0].max_wait_s: unknown key "
+        "(allowed: name, model, replicas, gpu_share_milli, gpu_memory_mib, cpu_milli, memory_mib, priority, tier, "
+        "max_batch, max_wait_ms, slo_ms, timeout_ms, routing, arrivals, scale_up)");
+  CHECK(error_of(replace_line(ok, 17, "    slo: 100")) == "t.yaml:17: services[0].slo: unknown key "
+        "(allowed: name, model, replicas, gpu_share_milli, gpu_memory_mib, cpu_milli, memory_mib, priority, tier, "
+        "max_batch, max_wait_ms, slo_ms, timeout_ms, routing, arrivals, scale_up)");
   CHECK(error_of(replace_line(ok, 18, "    arrivals: {rate_qps: 50, diurnal: {amplitude: 2}}")) ==
         "t.yaml:18: services[0].arrivals.diurnal.amplitude: must be within 0..1, got 2");
   CHECK(error_of(replace_line(ok, 8, "  duration_unit: us")) ==
         "t.yaml:8: latency_model.duration_unit: expected s or ms, got 'us'");
   CHECK(error_of(replace_line(ok, 3, "seeds: []")) == "t.yaml:3: seeds: expected a non-empty list of integers");
-  CHECK(error_of(replace_line(ok, 12, "    model: [resnet50]")) == "t.yaml:12: services[0].model: expected a string");
+  CHECK(error_of(replace_line(ok, 12, "    model: [resnet50]")) == "t.yaml:12: services[0].model: expected a string, got a list");
   CHECK(error_of(replace_line(ok, 12, "    model: resnet50\n    tier: staging")) ==
         "t.yaml:13: services[0].tier: expected prod or dev, got 'staging'");
   CHECK(error_of(replace_line(ok, 11, "  - name: r\n    routing: random")) ==

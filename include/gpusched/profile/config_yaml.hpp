@@ -6,24 +6,29 @@
 // - NodeResourcesFit's CPU/memory filter is enabled by default, as in Kubernetes; list it under
 //   `disabled` to turn it off. No other plugin is enabled implicitly.
 // - pluginConfig args apply to the plugin wherever it is enabled; unknown fields are errors.
-// - Any error names file:line and nothing is returned: there is no half-loaded configuration.
+// - Strict YAML (yaml_strict.hpp, docs/adr/0006-strict-yaml.md): unknown and duplicate keys, a
+//   second document, quoted or ambiguous numbers are errors; a plugin listed twice at one extension
+//   point, an unknown name under `disabled` and bad args of a plugin that is not enabled too.
+// - Any error names file:line and the field, and nothing is returned: there is no half-loaded configuration.
 #pragma once
+
+#include <yaml-cpp/yaml.h>
 
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/profile/dynamic_profile.hpp"
 #include "gpusched/profile/plugin_args.hpp"
 #include "gpusched/profile/registry.hpp"
+#include "gpusched/profile/yaml_strict.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
 
 namespace gpusched {
@@ -50,83 +55,93 @@ struct scheduler_config {
 
 namespace detail {
 
-inline void check_keys(const YAML::Node& map, std::initializer_list<std::string_view> known, const std::string& file,
-                       std::string_view where) {
-  for (const auto& kv : map) {
-    const auto k = kv.first.as<std::string>();
-    bool ok = false;
-    for (auto a : known) ok = ok || a == k;
-    if (!ok) throw file_error(file, yaml_line(kv.first), "unknown field '" + k + "' in " + std::string(where));
-  }
-}
-
 template <Cluster C>
-scheduler_config<C> build_scheduler_config(const YAML::Node& root, const std::string& file, const plugin_registry<C>& reg) {
-  auto fail = [&](const YAML::Node& at, const std::string& why) -> void { throw file_error(file, yaml_line(at), why); };
-  if (!root || !root.IsMap()) throw file_error(file, root ? yaml_line(root) : 1, "expected a KubeSchedulerConfiguration mapping");
-  check_keys(root,
-             {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism", "podInitialBackoffSeconds",
-              "podMaxBackoffSeconds", "leaderElection", "clientConnection", "healthzBindAddress", "metricsBindAddress",
-              "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive"},
-             file, "KubeSchedulerConfiguration");
+scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, const plugin_registry<C>& reg) {
+  const YAML::Node& root = doc.root();
+  auto fail = [&](const YAML::Node& at, const std::string& path, const std::string& why) -> void {
+    doc.fail(at, path, why);
+  };
+  if (!root.IsMap()) doc.fail(root, "expected a KubeSchedulerConfiguration mapping");
+  doc.allow_keys(
+      root, "",
+      {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism", "podInitialBackoffSeconds",
+       "podMaxBackoffSeconds", "leaderElection", "clientConnection", "healthzBindAddress", "metricsBindAddress",
+       "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive"});
   const YAML::Node api = root["apiVersion"];
-  if (!api) fail(root, "apiVersion is missing");
-  const auto api_s = api.as<std::string>();
+  if (!api) fail(root, "apiVersion", "missing");
+  const auto api_s = doc.string(api, "apiVersion");
   if (api_s != "kubescheduler.config.k8s.io/v1beta2" && api_s != "kubescheduler.config.k8s.io/v1beta3" &&
       api_s != "kubescheduler.config.k8s.io/v1") {
-    fail(api, "unsupported apiVersion '" + api_s + "' (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)");
+    fail(api, "apiVersion", "unsupported '" + api_s + "' (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)");
   }
   const YAML::Node kind = root["kind"];
-  if (!kind || kind.as<std::string>() != "KubeSchedulerConfiguration") fail(kind ? kind : root, "kind must be KubeSchedulerConfiguration");
+  if (!kind || doc.string(kind, "kind") != "KubeSchedulerConfiguration") {
+    fail(kind ? kind : root, "kind", "must be KubeSchedulerConfiguration");
+  }
 
-  auto percentage = [&](const YAML::Node& n) {
-    int v = -1;
-    try {
-      v = n.as<int>();
-    } catch (const YAML::Exception&) {
-      fail(n, "percentageOfNodesToScore must be an integer");
-    }
-    if (v < 0 || v > 100) fail(n, "percentageOfNodesToScore must be within 0..100");
-    return v;
-  };
   // Kubernetes' default is 0 (adaptive); gpusched's default is 100 (score every node), see schedule_options.
-  int global_pct = root["percentageOfNodesToScore"] ? percentage(root["percentageOfNodesToScore"]) : 100;
+  const int global_pct =
+      root["percentageOfNodesToScore"]
+          ? static_cast<int>(doc.integer(root["percentageOfNodesToScore"], "percentageOfNodesToScore", 0, 100))
+          : 100;
 
   const YAML::Node profiles = root["profiles"];
-  if (!profiles || !profiles.IsSequence() || profiles.size() == 0) fail(profiles ? profiles : root, "profiles must be a non-empty list");
+  if (!profiles || !profiles.IsSequence() || profiles.size() == 0) {
+    fail(profiles ? profiles : root, "profiles", "must be a non-empty list");
+  }
 
   scheduler_config<C> out;
-  for (const auto& prof : profiles) {
-    if (!prof.IsMap()) fail(prof, "each profile must be a mapping");
-    check_keys(prof, {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"}, file, "profile");
+  for (std::size_t pi = 0; pi < profiles.size(); ++pi) {
+    const YAML::Node prof = profiles[pi];
+    const std::string pp = "profiles[" + std::to_string(pi) + "]";
+    doc.allow_keys(prof, pp, {"schedulerName", "plugins", "pluginConfig", "percentageOfNodesToScore"});
     scheduler_profile<C> sp;
-    sp.scheduler_name = prof["schedulerName"] ? prof["schedulerName"].as<std::string>() : "default-scheduler";
+    sp.scheduler_name =
+        prof["schedulerName"] ? doc.string(prof["schedulerName"], pp + ".schedulerName") : "default-scheduler";
     for (const auto& other : out.profiles) {
-      if (other.scheduler_name == sp.scheduler_name) fail(prof, "duplicate schedulerName '" + sp.scheduler_name + "'");
+      if (other.scheduler_name == sp.scheduler_name)
+        fail(prof, pp + ".schedulerName", "duplicate schedulerName '" + sp.scheduler_name + "'");
     }
     sp.options.percentage_of_nodes_to_score =
-        prof["percentageOfNodesToScore"] ? percentage(prof["percentageOfNodesToScore"]) : global_pct;
+        prof["percentageOfNodesToScore"]
+            ? static_cast<int>(doc.integer(prof["percentageOfNodesToScore"], pp + ".percentageOfNodesToScore", 0, 100))
+            : global_pct;
 
     // pluginConfig: name -> args node.
-    std::vector<std::pair<std::string, YAML::Node>> args;
+    struct config_item {
+      std::string name;
+      YAML::Node args;
+      YAML::Node at;
+      bool check_built = false;  // its check factory ran on these args
+      bool score_built = false;
+    };
+    std::vector<config_item> args;
     if (const YAML::Node pc = prof["pluginConfig"]) {
-      if (!pc.IsSequence()) fail(pc, "pluginConfig must be a list");
-      for (const auto& e : pc) {
-        if (!e.IsMap() || !e["name"]) fail(e, "pluginConfig entries need a name");
-        check_keys(e, {"name", "args"}, file, "pluginConfig entry");
-        const auto n = e["name"].as<std::string>();
-        if (!reg.find_check(n) && !reg.find_score(n)) fail(e["name"], "unknown plugin '" + n + "' in pluginConfig");
+      if (!pc.IsSequence()) fail(pc, pp + ".pluginConfig", "must be a list");
+      for (std::size_t i = 0; i < pc.size(); ++i) {
+        const YAML::Node e = pc[i];
+        const std::string ep = pp + ".pluginConfig[" + std::to_string(i) + "]";
+        doc.allow_keys(e, ep, {"name", "args"});
+        if (!e["name"]) fail(e, ep + ".name", "missing");
+        const auto n = doc.string(e["name"], ep + ".name");
+        if (!reg.find_check(n) && !reg.find_score(n))
+          fail(e["name"], ep + ".name", "unknown plugin '" + n + "' in pluginConfig");
         for (const auto& a : args) {
-          if (a.first == n) fail(e, "duplicate pluginConfig for '" + n + "'");
+          if (a.name == n)
+            fail(e, ep,
+                 "duplicate pluginConfig for '" + n + "' (first at line " + std::to_string(doc.line(a.at)) + ")");
         }
-        args.emplace_back(n, e["args"]);
+        args.push_back({n, e["args"], e});
       }
     }
-    auto args_of = [&](const std::string& n) {
-      for (const auto& a : args) {
-        if (a.first == n) return plugin_args(a.second, file, n);
+    auto args_of = [&](const std::string& n, bool for_score) {
+      for (auto& a : args) {
+        if (a.name == n) {
+          (for_score ? a.score_built : a.check_built) = true;
+          return plugin_args(doc, a.args, n);
+        }
       }
-      return plugin_args(YAML::Node(), file, n);
+      return plugin_args(doc, YAML::Node(), n);
     };
 
     bool fit_disabled = false;
@@ -138,54 +153,73 @@ scheduler_config<C> build_scheduler_config(const YAML::Node& root, const std::st
     };
     std::vector<score_item> score_items;
     if (const YAML::Node plugins = prof["plugins"]) {
-      if (!plugins.IsMap()) fail(plugins, "plugins must be a mapping of extension points");
+      if (!plugins.IsMap()) fail(plugins, pp + ".plugins", "must be a mapping of extension points");
       for (const auto& kv : plugins) {
-        const auto point = kv.first.as<std::string>();
+        const auto& point = kv.first.Scalar();
+        const std::string xp = pp + ".plugins." + point;
         const bool is_filter = point == "preFilter" || point == "filter";
         if (!is_filter && point != "score") {
-          static constexpr std::string_view others[] = {"queueSort", "postFilter", "preScore", "reserve", "permit",
-                                                         "preBind", "bind", "postBind", "multiPoint", "preEnqueue"};
+          static constexpr std::string_view others[] = {"queueSort",  "postFilter", "preScore", "reserve",
+                                                        "permit",     "preBind",    "bind",     "postBind",
+                                                        "multiPoint", "preEnqueue"};
           bool known = false;
           for (auto o : others) known = known || o == point;
-          fail(kv.first, known ? "extension point '" + point + "' is not configurable in gpusched profiles (preFilter, filter, score are)"
-                               : "unknown extension point '" + point + "'");
+          fail(kv.first, xp,
+               known ? "extension point '" + point +
+                           "' is not configurable in gpusched profiles (preFilter, filter, score are)"
+                     : "unknown extension point '" + point + "' (preFilter, filter, score)");
         }
-        if (!kv.second.IsMap()) fail(kv.second, point + " must have enabled/disabled lists");
-        check_keys(kv.second, {"enabled", "disabled"}, file, point);
+        if (!kv.second.IsMap()) fail(kv.second, xp, "must have enabled/disabled lists");
+        doc.allow_keys(kv.second, xp, {"enabled", "disabled"});
+        auto has_point = [&](const std::string& n) {
+          return is_filter ? reg.find_check(n) != nullptr : reg.find_score(n) != nullptr;
+        };
+        auto point_error = [&](const std::string& n) {
+          return (is_filter ? reg.find_score(n) != nullptr : reg.find_check(n) != nullptr)
+                     ? "plugin '" + n + "' has no " + point + " extension"
+                     : "unknown plugin '" + n + "'";
+        };
         if (const YAML::Node dis = kv.second["disabled"]) {
-          if (!dis.IsSequence()) fail(dis, "disabled must be a list");
-          for (const auto& d : dis) {
-            if (!d.IsMap() || !d["name"]) fail(d, "disabled entries need a name");
-            const auto n = d["name"].as<std::string>();
+          if (!dis.IsSequence()) fail(dis, xp + ".disabled", "must be a list");
+          for (std::size_t i = 0; i < dis.size(); ++i) {
+            const YAML::Node d = dis[i];
+            const std::string dp = xp + ".disabled[" + std::to_string(i) + "]";
+            doc.allow_keys(d, dp, {"name"});
+            if (!d["name"]) fail(d, dp + ".name", "missing");
+            const auto n = doc.string(d["name"], dp + ".name");
+            if (n != "*" && !has_point(n)) fail(d["name"], dp + ".name", point_error(n));
             if (is_filter && (n == "NodeResourcesFit" || n == "*")) fit_disabled = true;
           }
         }
         if (const YAML::Node en = kv.second["enabled"]) {
-          if (!en.IsSequence()) fail(en, "enabled must be a list");
-          for (const auto& e : en) {
-            if (!e.IsMap() || !e["name"]) fail(e, "enabled entries need a name");
-            check_keys(e, {"name", "weight"}, file, "plugin entry");
-            const auto n = e["name"].as<std::string>();
-            if (is_filter) {
-              if (!reg.find_check(n)) {
-                fail(e["name"], reg.find_score(n) ? "plugin '" + n + "' has no " + point + " extension"
-                                                  : "unknown plugin '" + n + "'");
+          if (!en.IsSequence()) fail(en, xp + ".enabled", "must be a list");
+          for (std::size_t i = 0; i < en.size(); ++i) {
+            const YAML::Node e = en[i];
+            const std::string np = xp + ".enabled[" + std::to_string(i) + "]";
+            doc.allow_keys(e, np, {"name", "weight"});
+            if (!e["name"]) fail(e, np + ".name", "missing");
+            const auto n = doc.string(e["name"], np + ".name");
+            if (!has_point(n)) fail(e["name"], np + ".name", point_error(n));
+            // Kubernetes refuses a plugin registered twice at one extension point (runtime/framework.go).
+            for (std::size_t j = 0; j < i; ++j) {
+              const YAML::Node o = en[j];
+              if (o["name"].Scalar() == n) {
+                fail(e["name"], np + ".name",
+                     "plugin '" + n + "' is listed twice in " + point + ".enabled (first at line " +
+                         std::to_string(doc.line(o)) + ")");
               }
-              if (e["weight"]) fail(e["weight"], "weight is only meaningful for score plugins");
+            }
+            if (is_filter) {
+              if (e["weight"]) fail(e["weight"], np + ".weight", "weight is only meaningful for score plugins");
               filters.emplace_back(n, e);
             } else {
-              if (!reg.find_score(n)) {
-                fail(e["name"], reg.find_check(n) ? "plugin '" + n + "' has no score extension" : "unknown plugin '" + n + "'");
-              }
               std::int64_t w = 1;
               if (e["weight"]) {
-                try {
-                  w = e["weight"].as<std::int64_t>();
-                } catch (const YAML::Exception&) {
-                  fail(e["weight"], "weight must be an integer");
-                }
+                w = doc.integer(e["weight"], np + ".weight", std::numeric_limits<std::int64_t>::min(),
+                                std::numeric_limits<std::int64_t>::max());
                 if (w < min_weight || w > max_weight) {
-                  fail(e["weight"], "weight of '" + n + "' must be within 1..100, got " + std::to_string(w));
+                  fail(e["weight"], np + ".weight",
+                       "weight of '" + n + "' must be within 1..100, got " + std::to_string(w));
                 }
               }
               score_items.push_back({n, w, e});
@@ -197,22 +231,36 @@ scheduler_config<C> build_scheduler_config(const YAML::Node& root, const std::st
     // NodeResourcesFit's filter runs first unless disabled or listed explicitly.
     bool fit_listed = false;
     for (const auto& f : filters) fit_listed = fit_listed || f.first == "NodeResourcesFit";
-    if (!fit_disabled && !fit_listed) (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit"));
+    if (!fit_disabled && !fit_listed)
+      (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit", false));
     for (const auto& f : filters) {
       bool seen = false;  // a plugin enabled at both preFilter and filter is one check
       for (std::size_t i = 0; i < sp.profile.check_count(); ++i) seen = seen || sp.profile.check_name(i) == f.first;
       if (seen) continue;
       try {
-        (*reg.find_check(f.first))(sp.profile, args_of(f.first));
+        (*reg.find_check(f.first))(sp.profile, args_of(f.first, false));
       } catch (const invalid_argument_error& e) {
-        fail(f.second, e.what());
+        doc.fail(f.second, e.what());
       }
     }
     for (const auto& s : score_items) {
       try {
-        (*reg.find_score(s.name))(sp.profile, s.weight, args_of(s.name));
+        (*reg.find_score(s.name))(sp.profile, s.weight, args_of(s.name, true));
       } catch (const invalid_argument_error& e) {
-        fail(s.at, e.what());
+        doc.fail(s.at, e.what());
+      }
+    }
+    // Args are checked by every factory of their plugin, also where this profile does not enable it
+    // (Kubernetes decodes and validates every pluginConfig entry): against a scratch profile.
+    for (auto& a : args) {
+      dynamic_profile<C> scratch;
+      try {
+        const auto* fc = reg.find_check(a.name);
+        if (fc && !a.check_built) (*fc)(scratch, plugin_args(doc, a.args, a.name));
+        const auto* fs = reg.find_score(a.name);
+        if (fs && !a.score_built) (*fs)(scratch, 1, plugin_args(doc, a.args, a.name));
+      } catch (const invalid_argument_error& e) {
+        doc.fail(a.at, e.what());
       }
     }
     out.profiles.push_back(std::move(sp));
@@ -226,16 +274,11 @@ scheduler_config<C> build_scheduler_config(const YAML::Node& root, const std::st
 template <Cluster C = in_memory_cluster>
 scheduler_config<C> parse_scheduler_config(const std::string& text, const std::string& source = "<string>",
                                            const plugin_registry<C>& reg = plugin_registry<C>::builtins()) {
-  YAML::Node root;
+  const yaml_strict::document doc(text, source);
   try {
-    root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw file_error(source, static_cast<std::size_t>(e.mark.line + 1), e.msg);
-  }
-  try {
-    return detail::build_scheduler_config<C>(root, source, reg);
-  } catch (const YAML::Exception& e) {  // a scalar where a map was expected, and similar
-    throw file_error(source, static_cast<std::size_t>(e.mark.line + 1), e.msg);
+    return detail::build_scheduler_config<C>(doc, reg);
+  } catch (const YAML::Exception& e) {  // not expected after the strict checks; still reported with its line
+    throw file_error(source, e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) + 1 : 0, "YAML: " + e.msg);
   }
 }
 

@@ -16,8 +16,8 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/dynamic_profile.hpp"
 #include "gpusched/profile/plugin_args.hpp"
-#include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/fgd.hpp"
+#include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_resources.hpp"
 #include "gpusched/scoring/qos_aware.hpp"
@@ -70,12 +70,10 @@ namespace detail {
 inline resource_weights parse_resources(const plugin_args& a, const YAML::Node& list, const char* what) {
   if (!list.IsSequence()) a.fail(list, std::string(what) + " must be a list of {name, weight}");
   resource_weights w{0, 0, 0};
-  for (const auto& r : list) {
-    if (!r.IsMap() || !r["name"]) a.fail(r, std::string(what) + " entries need a name");
-    for (const auto& kv : r) {
-      const auto k = kv.first.as<std::string>();
-      if (k != "name" && k != "weight") a.fail(kv.first, "unknown key '" + k + "' in " + what);
-    }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const YAML::Node r = list[i];
+    a.allow_keys(r, std::string(what) + "[" + std::to_string(i) + "]", {"name", "weight"});
+    if (!r["name"]) a.fail(r, std::string(what) + " entries need a name");
     const std::string name = a.string(r["name"], "resource name");
     // Kubernetes defaults a zero or missing weight to 1 (apis/config/v1/defaults.go) and accepts 1..100.
     const std::int64_t weight = r["weight"] ? a.integer(r["weight"], "resource weight", 0, 100) : 0;
@@ -117,7 +115,7 @@ plugin_registry<C> plugin_registry<C>::builtins() {
       const YAML::Node o = a.node()["overcommit"];
       if (!o.IsMap()) a.fail(o, "overcommit must map resources to ratios");
       for (const auto& kv : o) {
-        const auto k = kv.first.as<std::string>();
+        const auto k = kv.first.Scalar();
         if (k == "cpu") {
           fit.cpu_ratio_permille = detail::parse_ratio_permille(a, kv.second, "overcommit.cpu");
         } else if (k == "memory") {
@@ -138,7 +136,7 @@ plugin_registry<C> plugin_registry<C>::builtins() {
       const YAML::Node s = a.node()["scoringStrategy"];
       if (!s.IsMap()) a.fail(s, "scoringStrategy must be a mapping");
       for (const auto& kv : s) {
-        const auto k = kv.first.as<std::string>();
+        const auto k = kv.first.Scalar();
         if (k == "type") {
           type = a.string(kv.second, "scoringStrategy.type");
           if (type != "LeastAllocated" && type != "MostAllocated" && type != "RequestedToCapacityRatio") {
@@ -147,9 +145,13 @@ plugin_registry<C> plugin_registry<C>::builtins() {
         } else if (k == "resources") {
           w = detail::parse_resources(a, kv.second, "scoringStrategy.resources");
         } else if (k == "requestedToCapacityRatio") {
+          a.allow_keys(kv.second, "scoringStrategy.requestedToCapacityRatio", {"shape"});
           const YAML::Node sh = kv.second["shape"];
           if (!sh || !sh.IsSequence()) a.fail(kv.second, "requestedToCapacityRatio.shape must be a list");
-          for (const auto& pt : sh) {
+          for (std::size_t i = 0; i < sh.size(); ++i) {
+            const YAML::Node pt = sh[i];
+            a.allow_keys(pt, "scoringStrategy.requestedToCapacityRatio.shape[" + std::to_string(i) + "]",
+                         {"utilization", "score"});
             if (!pt["utilization"] || !pt["score"]) a.fail(pt, "shape points need utilization and score");
             shape.push_back({a.integer(pt["utilization"], "shape.utilization", 0, 100),
                              a.integer(pt["score"], "shape.score", 0, 10)});
@@ -188,7 +190,7 @@ plugin_registry<C> plugin_registry<C>::builtins() {
       const YAML::Node u = a.node()["usageThresholds"];
       if (!u.IsMap()) a.fail(u, "usageThresholds must map resources to percentages");
       for (const auto& kv : u) {
-        const auto k = kv.first.as<std::string>();
+        const auto k = kv.first.Scalar();
         const double v = a.number(kv.second, "usageThresholds." + k, 0, 100) / 100.0;
         if (k == "cpu") {
           t.cpu = v;
@@ -211,7 +213,7 @@ plugin_registry<C> plugin_registry<C>::builtins() {
       if (!u.IsMap()) a.fail(u, "resourceWeights must map resources to weights");
       s.weights = {0, 0, 0};
       for (const auto& kv : u) {
-        const auto k = kv.first.as<std::string>();
+        const auto k = kv.first.Scalar();
         const std::int64_t v = a.integer(kv.second, "resourceWeights." + k, 0, 100);
         if (k == "cpu") {
           s.weights.cpu = v;
@@ -261,25 +263,24 @@ plugin_registry<C> plugin_registry<C>::builtins() {
   auto fgd_score = [](dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a) {
     a.allow_only({"typicalPods", "fineScore", "selectDevices"});
     if (!a.has("typicalPods")) {  // reported at the plugin's entry (the args are absent)
-      throw invalid_argument_error("FGDScore", "needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
+      throw invalid_argument_error("FGDScore",
+                                   "needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
     }
     const YAML::Node list = a.node()["typicalPods"];
-    if (!list.IsSequence() || list.size() == 0) a.fail(list, "typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
+    if (!list.IsSequence() || list.size() == 0)
+      a.fail(list, "typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
     std::vector<typical_pod> shapes;
     double total = 0.0;
-    for (const auto& t : list) {
-      if (!t.IsMap()) a.fail(t, "each typical pod must be a mapping {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
-      for (const auto& kv : t) {
-        const auto k = kv.first.as<std::string>();
-        if (k != "cpuMilli" && k != "gpuMilli" && k != "numGpu" && k != "share" && k != "gpuModels") {
-          a.fail(kv.first, "unknown field '" + k + "' in a typical pod (cpuMilli, gpuMilli, numGpu, share, gpuModels)");
-        }
-      }
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node t = list[i];
+      a.allow_keys(t, "typicalPods[" + std::to_string(i) + "]",
+                   {"cpuMilli", "gpuMilli", "numGpu", "share", "gpuModels"});
       if (!t["share"]) a.fail(t, "each typical pod needs a share (> 0)");
       typical_pod tp;
       tp.cpu_milli = t["cpuMilli"] ? a.integer(t["cpuMilli"], "cpuMilli", 0, std::int64_t{1} << 40) : 0;
       tp.num_gpu = t["numGpu"] ? static_cast<std::int32_t>(a.integer(t["numGpu"], "numGpu", 0, max_gpus_per_node)) : 0;
-      tp.gpu_milli = t["gpuMilli"] ? static_cast<std::int32_t>(a.integer(t["gpuMilli"], "gpuMilli", 0, gpu_milli_whole)) : 0;
+      tp.gpu_milli =
+          t["gpuMilli"] ? static_cast<std::int32_t>(a.integer(t["gpuMilli"], "gpuMilli", 0, gpu_milli_whole)) : 0;
       if ((tp.num_gpu == 0) != (tp.gpu_milli == 0)) a.fail(t, "gpuMilli must be 0 exactly when numGpu is 0");
       if (t["gpuModels"]) {
         if (!t["gpuModels"].IsSequence()) a.fail(t["gpuModels"], "gpuModels must be a list of GPU model names");
@@ -299,21 +300,11 @@ plugin_registry<C> plugin_registry<C>::builtins() {
     for (auto& tp : shapes) tp.probability /= total;
     fgd_options o;
     if (a.has("fineScore")) {
-      const YAML::Node f = a.node()["fineScore"];
-      try {
-        o.fine_score = f.as<bool>();
-      } catch (const YAML::Exception&) {
-        a.fail(f, "fineScore must be true or false");
-      }
+      o.fine_score = a.boolean(a.node()["fineScore"], "fineScore");
     }
     bool select = true;
     if (a.has("selectDevices")) {
-      const YAML::Node f = a.node()["selectDevices"];
-      try {
-        select = f.as<bool>();
-      } catch (const YAML::Exception&) {
-        a.fail(f, "selectDevices must be true or false");
-      }
+      select = a.boolean(a.node()["selectDevices"], "selectDevices");
     }
     const fgd_scorer fgd(typical_workload(std::move(shapes)), o);
     if (select) p.set_gpu_selector(fgd);

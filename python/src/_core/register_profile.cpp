@@ -39,7 +39,11 @@ YAML::Node to_yaml(py::handle o, const std::string& field) {
     if (!std::isfinite(d)) throw invalid_argument_error(field, "must be a finite number");
     return YAML::Node(py::repr(o).cast<std::string>());
   }
-  if (py::isinstance<py::str>(o)) return YAML::Node(o.cast<std::string>());
+  if (py::isinstance<py::str>(o)) {  // a string, never a number: tagged as a quoted YAML scalar is
+    YAML::Node n(o.cast<std::string>());
+    n.SetTag("!");
+    return n;
+  }
   if (py::isinstance<py::dict>(o)) {
     YAML::Node n(YAML::NodeType::Map);
     for (auto kv : py::reinterpret_borrow<py::dict>(o)) {

@@ -1,5 +1,7 @@
-// Reads a serving scenario from YAML (yaml-cpp; link gpusched::yaml). Strict: unknown keys, wrong
-// types and values out of range are file_error with file:line, and nothing is returned.
+// Reads a serving scenario from YAML (yaml-cpp; link gpusched::yaml). Strict (profile/yaml_strict.hpp):
+// unknown and duplicate keys, a second document, wrong types, quoted or ambiguous numbers, values out
+// of range and scenarios beyond the work bounds below are file_error with file:line and the field,
+// and nothing is returned.
 // Format and an example: docs/serving.md, data/scenarios/seed.yaml.
 #pragma once
 
@@ -7,6 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -20,40 +23,47 @@
 
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/short_name.hpp"
+#include "gpusched/profile/yaml_strict.hpp"
 #include "gpusched/sim/serving/scenario.hpp"
 
 namespace gpusched::sim::serving {
 
+// Bounds on the work one scenario may ask for, so that every loop of a run ends (issue 15 item 3;
+// docs/hardening.md). The reader refuses a scenario beyond any of them with file:line and the field.
+inline constexpr double max_duration_s = 365.0 * 86400.0;  // duration_s: one year
+// The arrival sampler opens a window every diurnal.period_s / 288 (arrivals.hpp): per service,
+// duration_s * 288 / period_s windows at most.
+inline constexpr double max_thinning_windows = 1e8;
+// Requests per run: rate_qps * (1 + diurnal.amplitude) * the largest burst multiplier * duration_s,
+// summed over services (an upper bound of the expected count).
+inline constexpr double max_requests = 1e10;
+// Burst windows per service: those listed, and the expected number of random ones
+// (random_bursts.per_day * duration_s / 86400); merging them is quadratic in their number.
+inline constexpr double max_burst_windows = 1000.0;
+inline constexpr double max_utilisation_samples = 1e7;  // duration_s / metrics.utilisation_sample_s
+// Pods: replicas and scale_up steps of every service plus training count * workers.
+inline constexpr double max_pods = 100'000.0;
+
 namespace yaml_detail {
 
+// The scenario's typed reads over a strict document (profile/yaml_strict.hpp): unknown and duplicate
+// keys, quoted numbers and YAML 1.1/1.2-ambiguous forms are errors with file:line and the field.
 class reader {
  public:
-  explicit reader(std::string file) : file_(std::move(file)) {}
+  explicit reader(const yaml_strict::document& doc) : doc_(doc) {}
 
-  [[nodiscard]] const std::string& file() const noexcept { return file_; }
-
-  static std::size_t line_of(const YAML::Node& n) {
-    const YAML::Mark m = n.Mark();
-    return m.line >= 0 ? static_cast<std::size_t>(m.line) + 1 : 0;
-  }
+  [[nodiscard]] const std::string& file() const noexcept { return doc_.file(); }
+  [[nodiscard]] std::size_t line(const YAML::Node& n) const { return doc_.line(n); }
 
   [[noreturn]] void fail(const YAML::Node& at, const std::string& path, const std::string& why) const {
-    throw file_error(file_, line_of(at), path + ": " + why);
+    doc_.fail(at, path, why);
   }
 
-  void expect_map(const YAML::Node& n, const std::string& path) const {
-    if (!n.IsMap()) fail(n, path, "expected a mapping");
-  }
+  void expect_map(const YAML::Node& n, const std::string& path) const { doc_.expect_map(n, path); }
 
   // Every key of map `n` must be one of `allowed` (catches typos such as "max_wait_s" for "max_wait_ms").
   void allow_keys(const YAML::Node& n, const std::string& path, std::initializer_list<std::string_view> allowed) const {
-    expect_map(n, path);
-    for (const auto& kv : n) {
-      const std::string key = kv.first.Scalar();
-      bool ok = false;
-      for (auto a : allowed) ok = ok || key == a;
-      if (!ok) fail(kv.first, path + "." + key, "unknown key");
-    }
+    doc_.allow_keys(n, path, allowed);
   }
 
   // The value of `key` in map `n`; fails at the map when it is missing.
@@ -64,46 +74,18 @@ class reader {
   }
 
   double number(const YAML::Node& v, const std::string& path, double lo, double hi) const {
-    if (!v.IsScalar()) fail(v, path, "expected a number");
-    double x = 0.0;
-    try {
-      x = v.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(v, path, "'" + v.Scalar() + "' is not a number");
-    }
-    if (!std::isfinite(x)) fail(v, path, "must be finite");
-    if (x < lo || x > hi) fail(v, path, "must be " + range_text(lo, hi) + ", got " + v.Scalar());
-    return x;
+    return doc_.number(v, path, lo, hi, range_text(lo, hi));
   }
 
   long long integer(const YAML::Node& v, const std::string& path, long long lo, long long hi) const {
-    if (!v.IsScalar()) fail(v, path, "expected an integer");
-    long long x = 0;
-    try {
-      x = v.as<long long>();
-    } catch (const YAML::Exception&) {
-      fail(v, path, "'" + v.Scalar() + "' is not an integer");
-    }
-    if (x < lo || x > hi) {
-      fail(v, path, "must be within " + std::to_string(lo) + ".." + std::to_string(hi) + ", got " + v.Scalar());
-    }
-    return x;
+    return static_cast<long long>(doc_.integer(v, path, static_cast<std::int64_t>(lo), static_cast<std::int64_t>(hi)));
   }
 
   std::string text(const YAML::Node& v, const std::string& path, bool allow_empty = false) const {
-    if (!v.IsScalar()) fail(v, path, "expected a string");
-    if (!allow_empty && v.Scalar().empty()) fail(v, path, "must not be empty");
-    return v.Scalar();
+    return doc_.string(v, path, allow_empty);
   }
 
-  bool boolean(const YAML::Node& v, const std::string& path) const {
-    if (!v.IsScalar()) fail(v, path, "expected true or false");
-    try {
-      return v.as<bool>();
-    } catch (const YAML::Exception&) {
-      fail(v, path, "'" + v.Scalar() + "' is not true or false");
-    }
-  }
+  bool boolean(const YAML::Node& v, const std::string& path) const { return doc_.boolean(v, path); }
 
   // Optional keys: the default when absent.
   double number_or(const YAML::Node& n, std::string_view key, const std::string& path, double def, double lo,
@@ -134,7 +116,6 @@ class reader {
     for (std::size_t i = 0; i < list.size(); ++i) f(list[i], path + "[" + std::to_string(i) + "]");
   }
 
- private:
   // "> 0" for a tiny positive lower bound (a strict "positive"), ">= lo" without an upper bound.
   static std::string range_text(double lo, double hi) {
     auto show = [](double x) {
@@ -147,7 +128,9 @@ class reader {
     if (unbounded) return ">= " + show(lo);
     return "within " + show(lo) + ".." + show(hi);
   }
-  std::string file_;
+
+ private:
+  const yaml_strict::document& doc_;
 };
 
 inline constexpr double big = std::numeric_limits<double>::max();
@@ -198,7 +181,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
                {"name", "duration_s", "seeds", "nodes", "latency_model", "engine", "metrics", "services", "training",
                 "leaks", "profiles"});
   sc.name = r.req_text(root, "name", "scenario");
-  sc.duration_s = r.req_number(root, "duration_s", "scenario", 1e-9, 1e9);
+  sc.duration_s = r.req_number(root, "duration_s", "scenario", 1e-9, max_duration_s);
   {
     const YAML::Node seeds = r.required(root, "seeds", "scenario");
     if (!seeds.IsSequence() || seeds.size() == 0) r.fail(seeds, "seeds", "expected a non-empty list of integers");
@@ -227,7 +210,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     const std::string p = "latency_model";
     r.allow_keys(n, p, {"util_csv", "constants_csv", "duration_unit", "share_scaling", "multi_tenant", "models"});
     auto& lc = sc.latency;
-    lc.line = reader::line_of(n);
+    lc.line = r.line(n);
     lc.util_csv = resolve(base_dir, r.req_text(n, "util_csv", p));
     lc.constants_csv = resolve(base_dir, r.req_text(n, "constants_csv", p));
     const YAML::Node unit = r.required(n, "duration_unit", p);
@@ -260,7 +243,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     r.each(models, p + ".models", [&](const YAML::Node& m, const std::string& mp) {
       r.allow_keys(m, mp, {"name", "gpu_scale", "cpu_ms_per_item"});
       model_config mc;
-      mc.line = reader::line_of(m);
+      mc.line = r.line(m);
       mc.name = r.req_text(m, "name", mp);
       for (const auto& o : lc.models) {
         if (o.name == mc.name) r.fail(m["name"], mp + ".name", "'" + mc.name + "' listed twice");
@@ -285,12 +268,12 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
   const YAML::Node services = r.required(root, "services", "scenario");
   if (!services.IsSequence()) r.fail(services, "services", "expected a list");
   r.each(services, "services", [&](const YAML::Node& n, const std::string& p) {
-    r.allow_keys(n, p,
-                 {"name", "model", "replicas", "gpu_share_milli", "gpu_memory_mib", "cpu_milli", "memory_mib",
-                  "priority", "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals",
-                  "scale_up"});
+    r.allow_keys(
+        n, p,
+        {"name", "model", "replicas", "gpu_share_milli", "gpu_memory_mib", "cpu_milli", "memory_mib", "priority",
+         "tier", "max_batch", "max_wait_ms", "slo_ms", "timeout_ms", "routing", "arrivals", "scale_up"});
     service_config s;
-    s.line = reader::line_of(n);
+    s.line = r.line(n);
     s.name = r.req_text(n, "name", p);
     for (const auto& o : sc.services) {
       if (o.name == s.name) r.fail(n["name"], p + ".name", "'" + s.name + "' listed twice");
@@ -314,14 +297,14 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
       try {
         s.routing = parse_routing_policy(r.text(rt, p + ".routing"), p + ".routing");
       } catch (const invalid_argument_error& e) {
-        throw file_error(r.file(), reader::line_of(rt), e.what());
+        throw file_error(r.file(), r.line(rt), e.what());
       }
     }
     s.arrivals = parse_arrivals(r, r.required(n, "arrivals", p), p + ".arrivals");
     r.each(n["scale_up"], p + ".scale_up", [&](const YAML::Node& st, const std::string& sp) {
       r.allow_keys(st, sp, {"at_s", "replicas"});
       service_config::scale_step step;
-      step.line = reader::line_of(st);
+      step.line = r.line(st);
       step.at_s = r.req_number(st, "at_s", sp, 0.0, big);
       step.replicas = static_cast<int>(r.req_integer(st, "replicas", sp, 1, 100'000));
       s.scale_up.push_back(step);
@@ -333,7 +316,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
                  {"name", "count", "submit_s", "every_s", "workers", "gpus_per_worker", "gpu_milli", "gpu_memory_mib",
                   "cpu_milli", "memory_mib", "priority", "tier", "duration_s", "interference_proxy"});
     training_config t;
-    t.line = reader::line_of(n);
+    t.line = r.line(n);
     t.name = r.req_text(n, "name", p);
     for (const auto& o : sc.training) {
       if (o.name == t.name) r.fail(n["name"], p + ".name", "'" + t.name + "' listed twice");
@@ -363,7 +346,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
   r.each(root["leaks"], "leaks", [&](const YAML::Node& n, const std::string& p) {
     r.allow_keys(n, p, {"at_s", "service", "replica", "mib_per_min"});
     leak_config l;
-    l.line = reader::line_of(n);
+    l.line = r.line(n);
     l.at_s = r.req_number(n, "at_s", p, 0.0, big);
     l.service = r.req_text(n, "service", p);
     l.replica = static_cast<int>(r.req_integer(n, "replica", p, 0, 100'000));
@@ -371,9 +354,10 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     sc.leaks.push_back(std::move(l));
   });
   r.each(root["profiles"], "profiles", [&](const YAML::Node& n, const std::string& p) {
-    r.allow_keys(n, p, {"name", "config", "queue", "dev_share_period", "gangs", "preemption", "overcommit", "leak_eviction"});
+    r.allow_keys(n, p,
+                 {"name", "config", "queue", "dev_share_period", "gangs", "preemption", "overcommit", "leak_eviction"});
     profile_config pc;
-    pc.line = reader::line_of(n);
+    pc.line = r.line(n);
     pc.name = r.req_text(n, "name", p);
     for (const auto& o : sc.profiles) {
       if (o.name == pc.name) r.fail(n["name"], p + ".name", "'" + pc.name + "' listed twice");
@@ -387,7 +371,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     }
     if (n["dev_share_period"].IsDefined()) {
       const auto v = r.integer(n["dev_share_period"], p + ".dev_share_period", 0, 1'000'000);
-      if (v == 1) r.fail(n["dev_share_period"], p + ".dev_share_period", "must be 0 (prod strictly first) or >= 2, got 1");
+      if (v == 1)
+        r.fail(n["dev_share_period"], p + ".dev_share_period", "must be 0 (prod strictly first) or >= 2, got 1");
       pc.dev_share_period = static_cast<int>(v);
     }
     if (const YAML::Node g = n["gangs"]; g.IsDefined()) {
@@ -430,8 +415,8 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
       r.allow_keys(le, lp, {"enabled", "window", "min_samples", "min_slope_mib_per_s", "min_r2"});
       pc.leak_eviction = r.boolean(r.required(le, "enabled", lp), lp + ".enabled");
       pc.leak_window = static_cast<std::size_t>(r.integer_or(le, "window", lp, 30, 2, 100'000));
-      pc.leak_min_samples = static_cast<std::size_t>(
-          r.integer_or(le, "min_samples", lp, 10, 2, static_cast<long long>(pc.leak_window)));
+      pc.leak_min_samples =
+          static_cast<std::size_t>(r.integer_or(le, "min_samples", lp, 10, 2, static_cast<long long>(pc.leak_window)));
       pc.leak_min_slope_mib_per_s = r.number_or(le, "min_slope_mib_per_s", lp, 1.0, 1e-9, 1e12);
       pc.leak_min_r2 = r.number_or(le, "min_r2", lp, 0.8, 0.0, 1.0);
     }
@@ -440,21 +425,91 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
   return sc;
 }
 
+// Refuses a scenario whose run would exceed a work bound (max_* above), at the line of the field.
+inline void check_work_bounds(const reader& r, const YAML::Node& root, const scenario& sc) {
+  auto show = [](double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", x);
+    return std::string(buf);
+  };
+  const double T = sc.duration_s;
+  const YAML::Node services = root["services"];
+  double requests = 0.0;
+  double pods = 0.0;
+  for (std::size_t i = 0; i < sc.services.size(); ++i) {
+    const auto& s = sc.services[i];
+    const auto& a = s.arrivals;
+    const std::string p = "services[" + std::to_string(i) + "].arrivals";
+    const YAML::Node an = services[i]["arrivals"];
+    const double windows = T * 288.0 / a.diurnal_period_s;
+    if (windows > max_thinning_windows) {
+      const YAML::Node d = an["diurnal"];
+      r.fail(d["period_s"].IsDefined() ? d["period_s"] : d, p + ".diurnal.period_s",
+             show(a.diurnal_period_s) + " s over duration_s " + show(T) + " makes " + show(windows) +
+                 " arrival windows (duration_s * 288 / period_s), at most " + show(max_thinning_windows) +
+                 ": period_s must be >= " + show(T * 288.0 / max_thinning_windows));
+    }
+    if (static_cast<double>(a.bursts.size()) > max_burst_windows) {
+      r.fail(an["bursts"], p + ".bursts",
+             std::to_string(a.bursts.size()) + " bursts, at most " + show(max_burst_windows));
+    }
+    const bool random = a.random_bursts_per_day > 0.0 && a.random_burst_duration_s > 0.0;
+    const double expected_random = random ? a.random_bursts_per_day * T / 86400.0 : 0.0;
+    if (expected_random > max_burst_windows) {
+      r.fail(an["random_bursts"]["per_day"], p + ".random_bursts.per_day",
+             show(a.random_bursts_per_day) + " per day over duration_s " + show(T) + " expects " +
+                 show(expected_random) + " bursts, at most " + show(max_burst_windows));
+    }
+    double m = 1.0;
+    for (const auto& b : a.bursts) m = std::max(m, b.multiplier);
+    if (random) m = std::max(m, a.random_burst_multiplier);
+    requests += a.rate_qps * (1.0 + a.diurnal_amplitude) * m * T;
+    if (requests > max_requests) {
+      r.fail(an["rate_qps"], p + ".rate_qps",
+             "the services ask for up to " + show(requests) +
+                 " requests by here (rate_qps * (1 + diurnal.amplitude) * largest burst multiplier * duration_s, "
+                 "summed over services), at most " +
+                 show(max_requests));
+    }
+    pods += s.replicas;  // summed here in double: total_replicas() is an int
+    for (const auto& st : s.scale_up) pods += st.replicas;
+    if (pods > max_pods) {
+      r.fail(services[i], "services[" + std::to_string(i) + "]",
+             show(pods) + " pods by here (replicas and scale_up, with training count * workers), at most " +
+                 show(max_pods));
+    }
+  }
+  const YAML::Node training = root["training"];
+  for (std::size_t i = 0; i < sc.training.size(); ++i) {
+    pods += static_cast<double>(sc.training[i].count) * sc.training[i].workers;
+    if (pods > max_pods) {
+      r.fail(training[i], "training[" + std::to_string(i) + "]",
+             show(pods) + " pods by here (replicas and scale_up, with training count * workers), at most " +
+                 show(max_pods));
+    }
+  }
+  const double samples = T / sc.utilisation_sample_s;
+  if (samples > max_utilisation_samples) {
+    const YAML::Node m = root["metrics"];
+    r.fail(m.IsDefined() && m["utilisation_sample_s"].IsDefined() ? m["utilisation_sample_s"] : root["duration_s"],
+           "metrics.utilisation_sample_s",
+           show(sc.utilisation_sample_s) + " s over duration_s " + show(T) + " makes " + show(samples) +
+               " samples, at most " + show(max_utilisation_samples));
+  }
+}
+
 }  // namespace yaml_detail
 
 // Parses scenario text; `file` names it in errors, relative paths resolve against `base_dir`.
 inline scenario parse_scenario(const std::string& text, const std::string& file, const std::string& base_dir = "") {
-  YAML::Node root;
+  const yaml_strict::document doc(text, file);
+  const yaml_detail::reader r(doc);
+  if (!doc.root().IsMap()) doc.fail(doc.root(), "expected a mapping at the top level");
   try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    throw file_error(file, e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) + 1 : 0, "YAML: " + e.msg);
-  }
-  const yaml_detail::reader r(file);
-  if (!root.IsMap()) throw file_error(file, 1, "expected a mapping at the top level");
-  try {
-    return yaml_detail::parse_root(r, root, base_dir);
-  } catch (const YAML::Exception& e) {  // anything yaml-cpp itself rejects while we walk the tree
+    scenario sc = yaml_detail::parse_root(r, doc.root(), base_dir);
+    yaml_detail::check_work_bounds(r, doc.root(), sc);
+    return sc;
+  } catch (const YAML::Exception& e) {  // not expected after the strict checks; still reported with its line
     throw file_error(file, e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) + 1 : 0, "YAML: " + e.msg);
   }
 }
