@@ -29,8 +29,9 @@ TEST_CASE("eviction.reproducer 1: 5 MiB/s from 3000 MiB, read every 5 s, is flag
 TEST_CASE("eviction.reproducer 2: a slow leak of 0.9 MiB/s from 500 MiB is flagged before it fills") {
   // f_k = round(500 - 4.5 k). Rounding to whole MiB gives the fit a standard error of about 4e-4
   // MiB/s (|error| <= 0.5 MiB over 64 readings), so the fastest plausible rate is within 0.91.
-  // k = 103: f = round(36.5) = 37, 37 / 0.91 = 40.7 > 40: not yet. k = 104: f = 32, 32 / 0.91 = 35.2
-  // <= 40: flagged at t = 520 s with 32 / 0.9 = 35.6 s left (>= H = 35). The old detector never
+  // The time-left rule takes the last reading less one residual sd (about 0.3 MiB here).
+  // k = 103: f = round(36.5) = 37, 36.7 / 0.9018 = 40.7 > 40: not yet. k = 104: f = 32, 31.7 / 0.91 =
+  // 34.8 <= 40: flagged at t = 520 s with 32 / 0.9 = 35.6 s left (>= H = 35). The old detector never
   // flagged it (0.9 < its 1 MiB/s threshold) and the GPU filled at 555.6 s.
   const outcome o = linear_leak(500, 0.9, 5);
   CHECK_FALSE(o.full);
@@ -115,8 +116,9 @@ TEST_CASE("eviction.detection guarantee: every catchable linear leak is flagged 
 
 TEST_CASE("eviction.a tenant arriving on a leaking device does not hide the leak") {
   // 10 MiB/s from 8000 MiB, read every 5 s; at t = 100 a pod takes 3000 MiB (a step). Full at
-  // (8000 - 3000) / 10 = 500 s; the step is cut off and the leak after it judged: flagged with at
-  // least H = 35 s left (exactly when f <= 10 * 40 = 400: t = 460, 40 s left).
+  // (8000 - 3000) / 10 = 500 s: flagged after the step with at least H = 35 s left. (Without the
+  // step, exactly at f <= 10 * 40 = 400 MiB, 40 s left; a step in the window that no mean shift
+  // explains better than the line widens the residual sd, so it is flagged earlier, never later.)
   gpu_memory_monitor m;
   leak_report rep;
   double at = -1.0;
@@ -124,7 +126,8 @@ TEST_CASE("eviction.a tenant arriving on a leaking device does not hide the leak
     const double t = 5.0 * k;
     if (feed(m, rep, t, 8000.0 - 10.0 * t - (t >= 100.0 ? 3000.0 : 0.0))) at = t;
   }
-  CHECK(at == 460.0);
+  CHECK(at > 100.0);
+  CHECK(500.0 - at >= 35.0);
 }
 
 TEST_CASE("eviction.false positives: at most 1 in 10,000 windows on noise, sawtooth and step series") {
@@ -204,4 +207,34 @@ TEST_CASE("eviction.check into a report with room does not reallocate") {
   CHECK(rep.devices.data() == data);
   CHECK(rep.devices.capacity() == cap);
   CHECK(rep.devices.size() == 8);
+}
+
+TEST_CASE("eviction.noisy linear leaks (noise up to 200 MiB) are caught with the horizon left too") {
+  // 1, 5 and 20 MiB/s from 3000 MiB free, read every 5 s, each reading + N(0, sd^2) for sd 10, 50
+  // and 200 MiB; 50 series per pair. All are catchable (3000 / 20 = 150 s >= 3 * 5 + 30) and must be
+  // flagged with >= H = 35 s left (the time-left rule takes the last reading less one residual sd).
+  // Noise of 800 MiB on 3000 MiB is outside this: docs/eviction.md gives what happens there.
+  sim::rng g(404);
+  int late = 0, runs = 0;
+  for (const double sd : {10.0, 50.0, 200.0}) {
+    for (const double rate : {1.0, 5.0, 20.0}) {
+      for (int s = 0; s < 50; ++s, ++runs) {
+        gpu_memory_monitor m;
+        leak_report rep;
+        for (int k = 0;; ++k) {
+          const double t = 5.0 * k, f = 3000.0 - rate * t;
+          if (f <= 0.0) {
+            ++late;
+            break;
+          }
+          if (feed(m, rep, t, f + normal(g, sd))) {
+            late += f / rate >= 35.0 ? 0 : 1;
+            break;
+          }
+        }
+      }
+    }
+  }
+  CHECK(runs == 450);
+  CHECK(late == 0);
 }

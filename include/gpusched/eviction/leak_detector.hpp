@@ -10,7 +10,8 @@
 //  2. Time left: on the segment after the last level shift (below), ordinary least squares gives the
 //     slope b and its standard error se(b); the fall is significant at level `false_positive_rate`
 //     (b + t * se < 0, t the one-sided Student-t quantile with n - 2 degrees of freedom), and the
-//     time to exhaustion at the fastest rate the data allow, F / (-b + t * se), is within the
+//     time to exhaustion at the fastest rate the data allow, F / (-b + t * se), with F the last
+//     reading less one residual standard deviation (the reading's own noise), is within the
 //     horizon plus one reading interval. The horizon is one reading interval (detection) +
 //     plan_s + startup_s (a restart): a device not flagged now still has the horizon at the next
 //     reading, so a linear leak is flagged with at least the horizon left whenever it can be.
@@ -373,7 +374,8 @@ class gpu_memory_monitor {
     d.rate_high_mib_per_s = -f.slope + tq * d.slope_se;
     const bool falling = f.slope + tq * d.slope_se < 0.0;
     if (!falling) return d;
-    d.seconds_to_exhaustion = last / d.rate_high_mib_per_s;
+    // Free memory now: the last reading less one residual sd (its own noise; 0 for an exact line).
+    d.seconds_to_exhaustion = std::max(0.0, last - resid_sd) / d.rate_high_mib_per_s;
     if (d.seconds_to_exhaustion > d.horizon_s + interval) return d;
     if (o_.min_slope_mib_per_s > 0.0 && -f.slope < o_.min_slope_mib_per_s) return d;
     if (o_.min_r2 > 0.0 && d.r2 < o_.min_r2) return d;
