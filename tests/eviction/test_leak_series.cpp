@@ -192,7 +192,8 @@ TEST_CASE("eviction.false positives: at most 1 in 10,000 windows on noise, sawto
 }
 
 TEST_CASE("eviction.check into a report with room does not reallocate") {
-  // The hot path: the report's device list is reused (capacity and storage unchanged).
+  // The hot path: the report's device list and workspace (2 x window doubles, sized at the first
+  // check) are reused: storage unchanged over 200 readings.
   gpu_memory_monitor m;
   leak_report rep;
   const std::array<std::int32_t, 8> r{1, 2, 3, 4, 5, 6, 7, 8};
@@ -200,12 +201,15 @@ TEST_CASE("eviction.check into a report with room does not reallocate") {
   m.check(0, rep);
   const auto* data = rep.devices.data();
   const auto cap = rep.devices.capacity();
+  const auto* work = rep.workspace.data();
   for (int k = 1; k < 200; ++k) {
     m.record(0, k, r);
     m.check(0, rep);
   }
   CHECK(rep.devices.data() == data);
   CHECK(rep.devices.capacity() == cap);
+  CHECK(rep.workspace.data() == work);
+  CHECK(rep.workspace.size() == 2 * 64);
   CHECK(rep.devices.size() == 8);
 }
 

@@ -25,8 +25,8 @@
 //       only revisits levels it has reached and recovered from before.
 //
 // Memory per node: window * (8 + 4 * devices) bytes of readings (64 readings of 8 devices: 2,560
-// bytes) plus 48 bytes; per monitor, window doubles of Student-t quantiles. check() does not
-// allocate when given a report whose `devices` already has room (the overload taking a report).
+// bytes) plus 48 bytes; per monitor, 2 x window doubles (Student-t quantiles, reciprocals); per reused report, its
+// devices and 2 x window doubles of workspace. check() into a reused report does not allocate.
 #pragma once
 
 #include <algorithm>
@@ -36,6 +36,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/math/distributions/students_t.hpp>
@@ -106,6 +107,7 @@ struct leak_report {
   gpu_set leaking_gpus = 0;
   std::size_t samples = 0;
   std::vector<device_trend> devices;
+  std::vector<double> workspace;  // check()'s scratch (2 x window doubles), kept for the next call
 
   [[nodiscard]] std::string explain() const {
     if (!leaking) return "node #" + std::to_string(node) + ": no leak (" + std::to_string(samples) + " readings)";
@@ -160,6 +162,8 @@ class gpu_memory_monitor {
   explicit gpu_memory_monitor(leak_detector_options o = {}) : o_(o) {
     o_.validate();
     // One-sided upper quantile t_{1-alpha, dof} for dof = 1 .. window - 2 (Boost.Math students_t).
+    inv_.assign(o_.window + 1, 0.0);
+    for (std::size_t k = 1; k <= o_.window; ++k) inv_[k] = 1.0 / static_cast<double>(k);
     t_crit_.assign(o_.window, 0.0);
     for (std::size_t dof = 1; dof + 2 <= o_.window; ++dof) {
       const boost::math::students_t dist(static_cast<double>(dof));
@@ -224,8 +228,18 @@ class gpu_memory_monitor {
     if (n >= nodes_.size() || nodes_[n].count == 0) return false;
     const series& s = nodes_[n];
     r.samples = s.count;
+    // The ring laid out in time order once: times relative to the first reading, then one device's
+    // readings at a time.
+    if (r.workspace.size() < 2 * s.count) r.workspace.resize(2 * o_.window);
+    double* t = r.workspace.data();
+    double* y = t + s.count;
+    const double t0 = s.t[s.head];
+    for (std::size_t i = 0, at = s.head; i < s.count; ++i, at = at + 1 == o_.window ? 0 : at + 1) t[i] = s.t[at] - t0;
     for (std::size_t g = 0; g < s.devices; ++g) {
-      const device_trend d = judge(s, g);
+      for (std::size_t i = 0, at = s.head; i < s.count; ++i, at = at + 1 == o_.window ? 0 : at + 1) {
+        y[i] = static_cast<double>(s.free[at * s.devices + g]);
+      }
+      const device_trend d = judge(std::span<const double>(t, s.count), std::span<const double>(y, s.count), g);
       if (d.leaking) {
         r.leaking = true;
         r.leaking_gpus |= gpu_set{1} << g;
@@ -259,29 +273,24 @@ class gpu_memory_monitor {
     double last_t = 0.0;
   };
 
-  // Least-squares line over readings [a, b) of device g: slope, SSE, Sxx, fitted value at the end.
+  // A least-squares line: slope, SSE, Sxx, Syy.
   struct line_fit {
-    double slope = 0.0, sse = 0.0, sxx = 0.0, syy = 0.0, y_end = 0.0;
+    double slope = 0.0, sse = 0.0, sxx = 0.0, syy = 0.0;
   };
 
-  double time_at(const series& s, std::size_t i) const noexcept { return s.t[(s.head + i) % o_.window]; }
-  double free_at(const series& s, std::size_t g, std::size_t i) const noexcept {
-    return static_cast<double>(s.free[((s.head + i) % o_.window) * s.devices + g]);
-  }
-
-  // Montgomery, Peck, Vining ch. 2: b = Sxy / Sxx, SSE = Syy - b Sxy (times relative to t_a).
-  line_fit fit_line(const series& s, std::size_t g, std::size_t a, std::size_t b) const noexcept {
-    const double t0 = time_at(s, a), n = static_cast<double>(b - a);
+  // Montgomery, Peck, Vining ch. 2: b = Sxy / Sxx, SSE = Syy - b Sxy, over readings [a, b).
+  static line_fit fit_line(std::span<const double> t, std::span<const double> y, std::size_t a, std::size_t b) noexcept {
+    const double n = static_cast<double>(b - a);
     double tm = 0.0, ym = 0.0;
     for (std::size_t i = a; i < b; ++i) {
-      tm += time_at(s, i) - t0;
-      ym += free_at(s, g, i);
+      tm += t[i];
+      ym += y[i];
     }
     tm /= n;
     ym /= n;
     double sxx = 0.0, sxy = 0.0, syy = 0.0;
     for (std::size_t i = a; i < b; ++i) {
-      const double dt = time_at(s, i) - t0 - tm, dy = free_at(s, g, i) - ym;
+      const double dt = t[i] - tm, dy = y[i] - ym;
       sxx += dt * dt;
       sxy += dt * dy;
       syy += dy * dy;
@@ -292,30 +301,28 @@ class gpu_memory_monitor {
     if (sxx <= 0.0) return f;
     f.slope = sxy / sxx;
     f.sse = std::max(0.0, syy - f.slope * sxy);
-    f.y_end = ym + f.slope * (time_at(s, b - 1) - t0 - tm);
     return f;
   }
 
   // The best single mean shift over readings [a, b), each side >= 2 readings: its SSE and where the
   // second level starts (Hinkley 1970, Biometrika 57(1): the ML change point minimises the two-segment SSE).
-  std::pair<double, std::size_t> best_shift(const series& s, std::size_t g, std::size_t a, std::size_t b) const noexcept {
-    const double y0 = free_at(s, g, a);  // offset: better conditioned sums
+  std::pair<double, std::size_t> best_shift(std::span<const double> y, std::size_t a, std::size_t b) const noexcept {
+    const double y0 = y[a];  // offset: better conditioned sums
     double sum = 0.0, sq = 0.0;
     for (std::size_t i = a; i < b; ++i) {
-      const double y = free_at(s, g, i) - y0;
-      sum += y;
-      sq += y * y;
+      const double v = y[i] - y0;
+      sum += v;
+      sq += v * v;
     }
     double ls = 0.0, lq = 0.0, best = std::numeric_limits<double>::infinity();
     std::size_t at = a;
     for (std::size_t k = a; k + 2 < b; ++k) {  // left = [a, k], right = [k + 1, b)
-      const double y = free_at(s, g, k) - y0;
-      ls += y;
-      lq += y * y;
-      const double nl = static_cast<double>(k + 1 - a), nr = static_cast<double>(b - k - 1);
-      if (nl < 2.0) continue;
+      const double v = y[k] - y0;
+      ls += v;
+      lq += v * v;
+      if (k == a) continue;  // the left side needs 2 readings
       const double rs = sum - ls, rq = sq - lq;
-      const double sse = (lq - ls * ls / nl) + (rq - rs * rs / nr);
+      const double sse = (lq - ls * ls * inv_[k + 1 - a]) + (rq - rs * rs * inv_[b - k - 1]);
       if (sse < best) {
         best = sse;
         at = k + 1;
@@ -324,22 +331,23 @@ class gpu_memory_monitor {
     return {best, at};
   }
 
-  device_trend judge(const series& s, std::size_t g) const {
+  // One device's readings y at times t (time order, relative).
+  device_trend judge(std::span<const double> t, std::span<const double> y, std::size_t g) const {
     device_trend d;
     d.gpu = static_cast<int>(g);
-    const std::size_t n = s.count;
-    d.free_mib = s.free[((s.head + n - 1) % o_.window) * s.devices + g];
+    const std::size_t n = y.size();
+    d.free_mib = static_cast<std::int32_t>(y[n - 1]);
     if (n < 2) return d;
-    const double last = free_at(s, g, n - 1);
-    const double interval = time_at(s, n - 1) - time_at(s, n - 2);
+    const double last = y[n - 1];
+    const double interval = t[n - 1] - t[n - 2];
     d.horizon_s = std::max(o_.horizon_s, interval + o_.plan_s + o_.startup_s);
 
     // Rule 1, the floor: the last interval fell, the one before it too (a single step is not a rate;
     // right after a reset there is no interval before), and one more interval at the slower of the
     // two rates empties the device.
     {
-      const double r1 = (free_at(s, g, n - 2) - last) / interval;
-      const double r0 = n >= 3 ? (free_at(s, g, n - 3) - free_at(s, g, n - 2)) / (time_at(s, n - 2) - time_at(s, n - 3)) : r1;
+      const double r1 = (y[n - 2] - last) / interval;
+      const double r0 = n >= 3 ? (y[n - 3] - y[n - 2]) / (t[n - 2] - t[n - 3]) : r1;
       const double rate = std::min(r0, r1);
       if (rate > 0.0 && last <= interval * rate) {
         d.leaking = true;
@@ -354,12 +362,12 @@ class gpu_memory_monitor {
 
     // Level shifts: cut at the best mean shift while it fits better than a line (at most 4 cuts).
     std::size_t a = 0;
-    line_fit f = fit_line(s, g, a, n);
+    line_fit f = fit_line(t, y, a, n);
     for (int cuts = 0; cuts < 4 && n - a >= 4; ++cuts) {
-      const auto [sse_shift, at] = best_shift(s, g, a, n);
+      const auto [sse_shift, at] = best_shift(y, a, n);
       if (!(sse_shift < f.sse)) break;
       a = at;
-      f = fit_line(s, g, a, n);
+      f = fit_line(t, y, a, n);
     }
     const std::size_t m = n - a;
     d.segment = m;
@@ -384,9 +392,9 @@ class gpu_memory_monitor {
     // what the fitted fall predicts between the earlier part's end and now, less 3 residual sd.
     const std::size_t q = std::max<std::size_t>(1, n / 4);
     double early = std::numeric_limits<double>::infinity(), recent = early;
-    for (std::size_t i = 0; i < n - q; ++i) early = std::min(early, free_at(s, g, i));
-    for (std::size_t i = n - q; i < n; ++i) recent = std::min(recent, free_at(s, g, i));
-    const double expected = -f.slope * (time_at(s, n - 1) - time_at(s, n - q - 1));
+    for (std::size_t i = 0; i < n - q; ++i) early = std::min(early, y[i]);
+    for (std::size_t i = n - q; i < n; ++i) recent = std::min(recent, y[i]);
+    const double expected = -f.slope * (t[n - 1] - t[n - q - 1]);
     if (early - recent < 0.5 * expected - 3.0 * resid_sd) return d;
 
     d.leaking = true;
@@ -396,6 +404,7 @@ class gpu_memory_monitor {
 
   leak_detector_options o_;
   std::vector<double> t_crit_;  // t_crit_[dof]
+  std::vector<double> inv_;     // inv_[k] = 1 / k
   std::vector<series> nodes_;
 };
 
