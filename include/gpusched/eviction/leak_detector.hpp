@@ -4,9 +4,9 @@
 // For each device the monitor keeps the last `window` readings (t_i, f_i) of free memory since the
 // node's last reset() and, at each check, flags the device when either rule holds (docs/eviction.md):
 //
-//  1. Floor (acts at once): the last two intervals both fell, and the last reading is at most what
-//     one more interval takes at the slower of those two rates. No statistics: the next reading
-//     would find the device full.
+//  1. Floor (acts at once): the last interval fell, the one before it too (when there is one: a
+//     single step is not a rate), and the last reading is at most what one more interval takes at
+//     the slower of those rates. No statistics: the next reading would find the device full.
 //  2. Time left: on the segment after the last level shift (below), ordinary least squares gives the
 //     slope b and its standard error se(b); the fall is significant at level `false_positive_rate`
 //     (b + t * se < 0, t the one-sided Student-t quantile with n - 2 degrees of freedom), and the
@@ -25,8 +25,9 @@
 //       only revisits levels it has reached and recovered from before.
 //
 // Memory per node: window * (8 + 4 * devices) bytes of readings (64 readings of 8 devices: 2,560
-// bytes) plus 48 bytes; per monitor, 2 x window doubles (Student-t quantiles, reciprocals); per reused report, its
-// devices and 2 x window doubles of workspace. check() into a reused report does not allocate.
+// bytes) plus 48 bytes; per monitor, 2 x window doubles (Student-t quantiles, reciprocals); per
+// reused report, its devices and 2 x window doubles of workspace. check() into a reused report does
+// not allocate.
 #pragma once
 
 #include <algorithm>
@@ -375,7 +376,8 @@ class gpu_memory_monitor {
     d.r2 = f.syy > 0.0 ? std::max(0.0, 1.0 - f.sse / f.syy) : 0.0;
     if (m < 3 || m < o_.min_samples || f.sxx <= 0.0) return d;
 
-    // Rule 2, time left. se(b) = sqrt(SSE / (m - 2) / Sxx); one-sided bound b + t se (Montgomery et al. 2.3.1).
+    // Rule 2, time left. se(b) = sqrt(SSE / (m - 2) / Sxx), t test on the slope and its one-sided
+    // bound b + t se (Montgomery, Peck, Vining, 5th ed., sections 2.3.1 and 2.4.1).
     const double resid_sd = std::sqrt(f.sse / static_cast<double>(m - 2));
     d.slope_se = resid_sd / std::sqrt(f.sxx);
     const double tq = t_crit_[m - 2];
