@@ -96,6 +96,23 @@ TEST_CASE("leak eviction restarts the leaking replica before its GPU fills: OOM 
   CHECK(k.leak_ttf_left_min_s == 0.0);
 }
 
+TEST_CASE("leak eviction catches a leak slower than the old 1 MiB/s threshold, by its time left") {
+  // As above with 48 MiB/min = 0.8 MiB/s (below the slope-threshold detector's 1 MiB/s: it never
+  // acted, and the GPU filled): full at 60 + (32768 - 1820) / 0.8 = 38745 s. Readings every 60 s fall
+  // 48 MiB each; restarted at the first reading with time to full <= 150 s: t = 38580 leaves 165 s
+  // (132 MiB), t = 38640 leaves 105 s (84 MiB): restarted there, 105 s before full. kube-default:
+  // the OOM crash.
+  serving::scenario sc = one_node(1, 39600.0);
+  sc.leaks.push_back(serving::leak_config{60.0, sc.services[0].name, 0, 48.0, 0});
+  const serving::latency_model lm = serving::make_latency_model(sc);
+  const run_metrics k = run_once(sc, lm, kube_default_wiring(), 1);
+  const run_metrics g = run_once(sc, lm, resolve_profile(sc, "gpusched"), 1);
+  CHECK(k.oom_crashes == 1.0);
+  CHECK(g.oom_crashes == 0.0);
+  CHECK(g.leak_restarts == 1.0);
+  CHECK(g.leak_ttf_left_min_s == doctest::Approx(105.0).epsilon(1e-6));
+}
+
 TEST_CASE("overcommit 1.2 lets two Burstable workers share a node's CPU that one fills without it") {
   // One node of 80 cores; two jobs of 1 worker x 1 GPU x 48 cores (Burstable), 600 s each, both
   // submitted at t = 0. Without overcommit 48 + 48 = 96 > 80: the second starts when the first
