@@ -6,10 +6,9 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <gpusched/eviction/leak_detector.hpp>
 #include <random>
 #include <vector>
-
-#include <gpusched/eviction/leak_detector.hpp>
 
 namespace {
 

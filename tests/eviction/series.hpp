@@ -13,7 +13,9 @@
 namespace leak_series {
 
 // Uniform in [lo, hi).
-inline double uniform(gpusched::sim::rng& g, double lo, double hi) { return lo + (hi - lo) * (1.0 - g.uniform_open0()); }
+inline double uniform(gpusched::sim::rng& g, double lo, double hi) {
+  return lo + (hi - lo) * (1.0 - g.uniform_open0());
+}
 
 // N(0, sd^2) by Box and Muller, "A Note on the Generation of Random Normal Deviates", Ann. Math. Stat. 29 (1958).
 inline double normal(gpusched::sim::rng& g, double sd) {

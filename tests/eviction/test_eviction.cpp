@@ -62,7 +62,9 @@ TEST_CASE("eviction.time left decides: a steady fall is flagged within the horiz
   CHECK_FALSE(rep.devices[2].leaking);
   CHECK(rep.devices[2].segment == 14);
   CHECK(rep.devices[2].slope_mib_per_s == doctest::Approx(0.0));
-  CHECK(rep.explain() == "node #3 leaks GPU memory: GPU 0 free 320 MiB falling 10 MiB/s (at most 10), full in 32 s or more, horizon 31 s;");
+  CHECK(rep.explain() ==
+        "node #3 leaks GPU memory: GPU 0 free 320 MiB falling 10 MiB/s (at most 10), full in 32 s or more, horizon 31 "
+        "s;");
   CHECK(mon.leaking_nodes() == std::vector<node_index>{3});
   // A longer horizon flags earlier: horizon_s 100 -> flagged at 50 - i <= 101, from the third reading.
   leak_detector_options o;
@@ -117,17 +119,20 @@ TEST_CASE("eviction.bad readings name the field and record nothing") {
   const std::array<std::int32_t, 3> three{1, 2, 3};
   const std::array<std::int32_t, 2> negative{1, -2};
   mon.record(0, 10, two);
-  CHECK_THROWS_WITH_AS(mon.record(0, 10, two), "gpu_memory_monitor.time: must increase for each node", invalid_argument_error);
+  CHECK_THROWS_WITH_AS(mon.record(0, 10, two), "gpu_memory_monitor.time: must increase for each node",
+                       invalid_argument_error);
   CHECK_THROWS_WITH_AS(mon.record(0, 11, three), "gpu_memory_monitor.free_mib: node #0 had 2 devices, got 3",
                        invalid_argument_error);
-  CHECK_THROWS_WITH_AS(mon.record(0, 11, negative), "gpu_memory_monitor.free_mib[1]: must be >= 0", invalid_argument_error);
+  CHECK_THROWS_WITH_AS(mon.record(0, 11, negative), "gpu_memory_monitor.free_mib[1]: must be >= 0",
+                       invalid_argument_error);
   CHECK_THROWS_AS(mon.record(0, std::nan(""), two), invalid_argument_error);
   CHECK(mon.check(0).samples == 1);
   CHECK_THROWS_AS(mon.record(7, 1, negative), invalid_argument_error);
   CHECK(mon.check(7).samples == 0);
   leak_detector_options o;
   o.min_samples = 2;
-  CHECK_THROWS_WITH_AS(gpu_memory_monitor{o}, "leak_detector_options.min_samples: must be within 3..window", invalid_argument_error);
+  CHECK_THROWS_WITH_AS(gpu_memory_monitor{o}, "leak_detector_options.min_samples: must be within 3..window",
+                       invalid_argument_error);
   o = {};
   o.false_positive_rate = 0.0;
   CHECK_THROWS_WITH_AS(gpu_memory_monitor{o}, "leak_detector_options.false_positive_rate: must be within (0, 0.5)",

@@ -31,6 +31,7 @@
 #pragma once
 
 #include <algorithm>
+#include <boost/math/distributions/students_t.hpp>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -40,8 +41,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/math/distributions/students_t.hpp>
-
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/types.hpp"
@@ -49,19 +48,20 @@
 namespace gpusched {
 
 struct leak_detector_options {
-  std::size_t window = 64;              // readings kept per node
-  std::size_t min_samples = 3;          // readings (after the last level shift) the time-left rule needs; >= 3
-  double startup_s = 30.0;              // a restarted replica's start-up (model load)
-  double plan_s = 0.0;                  // planning and eviction (add the pods' termination grace period)
-  double false_positive_rate = 1e-5;    // one-sided level of the slope test, per check and device
+  std::size_t window = 64;            // readings kept per node
+  std::size_t min_samples = 3;        // readings (after the last level shift) the time-left rule needs; >= 3
+  double startup_s = 30.0;            // a restarted replica's start-up (model load)
+  double plan_s = 0.0;                // planning and eviction (add the pods' termination grace period)
+  double false_positive_rate = 1e-5;  // one-sided level of the slope test, per check and device
   // Optional gates kept from the slope-threshold detector (0 = off, the default): a leak slower than
   // min_slope_mib_per_s, or with R^2 below min_r2 on its segment, is not flagged by the time-left rule.
   double min_slope_mib_per_s = 0.0;
   double min_r2 = 0.0;
-  double horizon_s = 0.0;               // > 0: a horizon at least this long (flag earlier)
+  double horizon_s = 0.0;  // > 0: a horizon at least this long (flag earlier)
 
   void validate() const {
-    if (window < 3 || window > 100000) throw invalid_argument_error("leak_detector_options.window", "must be within 3..100000");
+    if (window < 3 || window > 100000)
+      throw invalid_argument_error("leak_detector_options.window", "must be within 3..100000");
     if (min_samples < 3 || min_samples > window) {
       throw invalid_argument_error("leak_detector_options.min_samples", "must be within 3..window");
     }
@@ -90,16 +90,16 @@ enum class leak_rule : std::uint8_t { none, floor, time_left };
 
 struct device_trend {
   int gpu = 0;
-  std::int32_t free_mib = 0;  // last reading
+  std::int32_t free_mib = 0;     // last reading
   double slope_mib_per_s = 0.0;  // fitted on the judged segment
   double r2 = 0.0;
   double seconds_to_exhaustion = std::numeric_limits<double>::infinity();  // at the fastest plausible rate
   bool leaking = false;
   leak_rule rule = leak_rule::none;
-  double slope_se = 0.0;                // standard error of the slope
-  double rate_high_mib_per_s = 0.0;     // -slope + t * se: the fastest fall the data allow
-  double horizon_s = 0.0;               // the horizon this check used (interval + plan + start-up)
-  std::size_t segment = 0;              // readings judged (after the last level shift)
+  double slope_se = 0.0;             // standard error of the slope
+  double rate_high_mib_per_s = 0.0;  // -slope + t * se: the fastest fall the data allow
+  double horizon_s = 0.0;            // the horizon this check used (interval + plan + start-up)
+  std::size_t segment = 0;           // readings judged (after the last level shift)
 };
 
 struct leak_report {
@@ -190,8 +190,8 @@ class gpu_memory_monitor {
       const series& s = nodes_[n];
       if (free_mib.size() != s.devices) {
         throw invalid_argument_error("gpu_memory_monitor.free_mib", "node #" + std::to_string(n) + " had " +
-                                                                       std::to_string(s.devices) + " devices, got " +
-                                                                       std::to_string(free_mib.size()));
+                                                                        std::to_string(s.devices) + " devices, got " +
+                                                                        std::to_string(free_mib.size()));
       }
       if (!(t > s.last_t)) throw invalid_argument_error("gpu_memory_monitor.time", "must increase for each node");
     }
@@ -268,8 +268,8 @@ class gpu_memory_monitor {
 
  private:
   struct series {
-    std::vector<double> t;             // ring of window times
-    std::vector<std::int32_t> free;    // ring of window x devices readings
+    std::vector<double> t;           // ring of window times
+    std::vector<std::int32_t> free;  // ring of window x devices readings
     std::size_t head = 0, count = 0, devices = 0;
     double last_t = 0.0;
   };
@@ -280,7 +280,8 @@ class gpu_memory_monitor {
   };
 
   // Montgomery, Peck, Vining ch. 2: b = Sxy / Sxx, SSE = Syy - b Sxy, over readings [a, b).
-  static line_fit fit_line(std::span<const double> t, std::span<const double> y, std::size_t a, std::size_t b) noexcept {
+  static line_fit fit_line(std::span<const double> t, std::span<const double> y, std::size_t a,
+                           std::size_t b) noexcept {
     const double n = static_cast<double>(b - a);
     double tm = 0.0, ym = 0.0;
     for (std::size_t i = a; i < b; ++i) {
