@@ -1,4 +1,4 @@
-// Leak detection (least-squares slope and R^2, hand-computed) and the eviction order.
+// Leak detection (least squares by hand, the time-left rule, bad input) and the eviction order.
 #include <doctest/doctest.h>
 
 #include <array>
@@ -32,57 +32,83 @@ TEST_CASE("eviction.least squares: slope and R^2 by hand") {
   CHECK(f.r2 == 0.0);
 }
 
-TEST_CASE("eviction.a steady fall is a leak, a flat device and a single step are not") {
-  // Device 0 falls 10 MiB/s from 20000; device 1 stays at 30000; device 2 steps from 20000 to
-  // 15000 between t = 4 and t = 5. Ten readings, one per second.
-  // Device 0: slope -10, R^2 1; last 20000 - 90 = 19910, exhausted in 19910 / 10 = 1991 s.
-  // Device 2: t_mean 4.5, dy = +-2500, Sxy = -2500 * 12.5 * 2 = -62500, Sxx = 82.5, slope -757.6;
-  // Syy = 10 * 2500^2 = 62.5e6, R^2 = 62500^2 / (82.5 * 62.5e6) = 0.7576 < 0.8: no leak.
+TEST_CASE("eviction.time left decides: a steady fall is flagged within the horizon, a flat device and a step never") {
+  // Readings one second apart. Device 0 falls 10 MiB/s from 500; device 1 stays at 30000; device 2
+  // steps from 20000 to 15000 at reading 5. Horizon H = 1 (interval) + 0 (plan) + 30 (start-up) = 31 s;
+  // flagged when time to full <= H + 1 = 32 s.
+  // Device 0 is an exact line (se = 0): at reading i, (500 - 10 i) / 10 = 50 - i s to full: i = 17
+  // leaves 33 s (not yet), i = 18 leaves 32 s: flagged, 32 s >= H left.
+  // Device 2: a single mean shift at reading 5 fits exactly (SSE 0) where a line does not: the
+  // readings before it are cut off and the 14 after it are flat: slope 0, never a leak.
   gpu_memory_monitor mon;
-  for (int i = 0; i < 10; ++i) {
-    const std::array<std::int32_t, 3> r{20000 - 10 * i, 30000, i < 5 ? 20000 : 15000};
+  for (int i = 0; i <= 18; ++i) {
+    const std::array<std::int32_t, 3> r{500 - 10 * i, 30000, i < 5 ? 20000 : 15000};
     mon.record(3, i, r);
+    if (i == 17) CHECK_FALSE(mon.check(3).leaking);
   }
   const leak_report rep = mon.check(3);
   REQUIRE(rep.devices.size() == 3);
   CHECK(rep.leaking);
   CHECK(rep.leaking_gpus == 0b001);
+  CHECK(rep.devices[0].rule == leak_rule::time_left);
   CHECK(rep.devices[0].slope_mib_per_s == doctest::Approx(-10.0));
+  CHECK(rep.devices[0].slope_se == doctest::Approx(0.0));
   CHECK(rep.devices[0].r2 == doctest::Approx(1.0));
-  CHECK(rep.devices[0].free_mib == 19910);
-  CHECK(rep.devices[0].seconds_to_exhaustion == doctest::Approx(1991.0));
+  CHECK(rep.devices[0].free_mib == 320);
+  CHECK(rep.devices[0].seconds_to_exhaustion == doctest::Approx(32.0));
+  CHECK(rep.devices[0].horizon_s == doctest::Approx(31.0));
+  CHECK(rep.devices[0].segment == 19);
   CHECK_FALSE(rep.devices[1].leaking);
-  CHECK(rep.devices[2].slope_mib_per_s == doctest::Approx(-62500.0 / 82.5));
-  CHECK(rep.devices[2].r2 == doctest::Approx(62500.0 * 62500.0 / (82.5 * 62.5e6)));
   CHECK_FALSE(rep.devices[2].leaking);
-  CHECK(rep.explain() == "node #3 leaks GPU memory: GPU 0 free 19910 MiB falling 10 MiB/s (R^2 100%), exhausted in 1991 s;");
+  CHECK(rep.devices[2].segment == 14);
+  CHECK(rep.devices[2].slope_mib_per_s == doctest::Approx(0.0));
+  CHECK(rep.explain() ==
+        "node #3 leaks GPU memory: GPU 0 free 320 MiB falling 10 MiB/s (at most 10), full in 32 s or more, horizon 31 "
+        "s;");
   CHECK(mon.leaking_nodes() == std::vector<node_index>{3});
-  // Horizon: 1991 s away is not urgent under a 1000 s horizon.
+  // A longer horizon flags earlier: horizon_s 100 -> flagged at 50 - i <= 101, from the third reading.
   leak_detector_options o;
-  o.horizon_s = 1000;
-  gpu_memory_monitor urgent(o);
-  for (int i = 0; i < 10; ++i) {
-    const std::array<std::int32_t, 1> r{20000 - 10 * i};
-    urgent.record(0, i, r);
+  o.horizon_s = 100;
+  gpu_memory_monitor early(o);
+  for (int i = 0; i < 3; ++i) {
+    const std::array<std::int32_t, 1> r{500 - 10 * i};
+    early.record(0, i, r);
   }
-  CHECK_FALSE(urgent.check(0).leaking);
+  CHECK(early.check(0).leaking);
+  // The old gates still apply when set: a 10 MiB/s fall is not flagged under min_slope 20 MiB/s.
+  o.min_slope_mib_per_s = 20;
+  gpu_memory_monitor gated(o);
+  for (int i = 0; i < 3; ++i) {
+    const std::array<std::int32_t, 1> r{500 - 10 * i};
+    gated.record(0, i, r);
+  }
+  CHECK_FALSE(gated.check(0).leaking);
 }
 
 TEST_CASE("eviction.the window keeps the last readings; too few readings are not judged") {
   leak_detector_options o;
   o.window = 5;
   o.min_samples = 5;
+  {
+    // Falling 100 MiB/s from 2000, one reading a second: (2000 - 100 i) / 100 = 20 - i <= 32 s from
+    // the start, but the slope is judged from the 5th reading only.
+    gpu_memory_monitor mon(o);
+    for (int i = 0; i < 5; ++i) {
+      const std::array<std::int32_t, 1> r{2000 - 100 * i};
+      mon.record(0, i, r);
+      CHECK(mon.check(0).leaking == (i == 4));
+    }
+  }
   gpu_memory_monitor mon(o);
   // Rising for 5 readings, then falling for 5: only the falling five remain in the window.
   for (int i = 0; i < 10; ++i) {
     const std::array<std::int32_t, 1> r{i < 5 ? 1000 + 100 * i : 2000 - 100 * (i - 5)};
     mon.record(0, i, r);
-    if (i == 3) CHECK_FALSE(mon.check(0).leaking);  // 4 readings < 5
   }
   const auto rep = mon.check(0);
   CHECK(rep.samples == 5);
   CHECK(rep.devices[0].slope_mib_per_s == doctest::Approx(-100.0));
-  CHECK(rep.leaking);
+  CHECK(rep.leaking);  // 1600 / 100 = 16 s <= 32
   mon.reset(0);
   CHECK(mon.check(0).samples == 0);
 }
@@ -93,15 +119,28 @@ TEST_CASE("eviction.bad readings name the field and record nothing") {
   const std::array<std::int32_t, 3> three{1, 2, 3};
   const std::array<std::int32_t, 2> negative{1, -2};
   mon.record(0, 10, two);
-  CHECK_THROWS_WITH_AS(mon.record(0, 10, two), "gpu_memory_monitor.time: must increase for each node", invalid_argument_error);
+  CHECK_THROWS_WITH_AS(mon.record(0, 10, two), "gpu_memory_monitor.time: must increase for each node",
+                       invalid_argument_error);
   CHECK_THROWS_WITH_AS(mon.record(0, 11, three), "gpu_memory_monitor.free_mib: node #0 had 2 devices, got 3",
                        invalid_argument_error);
-  CHECK_THROWS_WITH_AS(mon.record(0, 11, negative), "gpu_memory_monitor.free_mib[1]: must be >= 0", invalid_argument_error);
+  CHECK_THROWS_WITH_AS(mon.record(0, 11, negative), "gpu_memory_monitor.free_mib[1]: must be >= 0",
+                       invalid_argument_error);
   CHECK_THROWS_AS(mon.record(0, std::nan(""), two), invalid_argument_error);
   CHECK(mon.check(0).samples == 1);
+  CHECK_THROWS_AS(mon.record(7, 1, negative), invalid_argument_error);
+  CHECK(mon.check(7).samples == 0);
   leak_detector_options o;
-  o.min_samples = 50;
-  CHECK_THROWS_WITH_AS(gpu_memory_monitor{o}, "leak_detector_options.min_samples: must be within 2..window", invalid_argument_error);
+  o.min_samples = 2;
+  CHECK_THROWS_WITH_AS(gpu_memory_monitor{o}, "leak_detector_options.min_samples: must be within 3..window",
+                       invalid_argument_error);
+  o = {};
+  o.false_positive_rate = 0.0;
+  CHECK_THROWS_WITH_AS(gpu_memory_monitor{o}, "leak_detector_options.false_positive_rate: must be within (0, 0.5)",
+                       invalid_argument_error);
+  o = {};
+  o.startup_s = -1.0;
+  CHECK_THROWS_WITH_AS(gpu_memory_monitor{o}, "leak_detector_options.startup_s: must be a finite number >= 0",
+                       invalid_argument_error);
 }
 
 TEST_CASE("eviction.plan: BestEffort first, then lowest priority, then largest usage over request") {

@@ -77,9 +77,12 @@ TEST_CASE("a replica scaled up onto a node full of training preempts the trainin
 TEST_CASE("leak eviction restarts the leaking replica before its GPU fills: OOM crashes 0 vs 1") {
   // One replica (1820 MiB) alone on a 32768 MiB GPU leaks 120 MiB/min = 2 MiB/s from t = 60 s; the
   // GPU fills at 60 + (32768 - 1820) / 2 = 15534 s. kube-default: one OOM crash in a 5 h run.
-  // gpusched: free memory is read every 60 s; readings at 60, 120, ..., 600 s fall 2 MiB/s in a
-  // straight line (slope -2 <= -1, R^2 = 1), so at the 10th reading (min_samples) the replica is
-  // restarted in place; the restarted process starts clean (the leak ends): 1 restart, 0 crashes.
+  // gpusched: free memory is read every 60 s and falls 2 MiB/s in a straight line (120 MiB per
+  // reading, whole MiB: se = 0). Horizon = 60 s (interval) + 30 s (seed.yaml's startup_s) = 90 s; the
+  // replica is restarted at the first reading with time to full <= 90 + 60 = 150 s: at t = 15360,
+  // 348 MiB free (174 s); at t = 15420, 228 MiB free: 114 s <= 150, restarted in place with 114 s
+  // left. The restarted process starts clean (the leak ends): 1 restart, 0 crashes.
+  // kube-default's leak ends in the OOM crash: 0 s left.
   serving::scenario sc = one_node(1, 18000.0);
   sc.leaks.push_back(serving::leak_config{60.0, sc.services[0].name, 0, 120.0, 0});
   const serving::latency_model lm = serving::make_latency_model(sc);
@@ -89,6 +92,25 @@ TEST_CASE("leak eviction restarts the leaking replica before its GPU fills: OOM 
   CHECK(k.leak_restarts == 0.0);
   CHECK(g.oom_crashes == 0.0);
   CHECK(g.leak_restarts == 1.0);
+  CHECK(g.leak_ttf_left_min_s == doctest::Approx(114.0));
+  CHECK(k.leak_ttf_left_min_s == 0.0);
+}
+
+TEST_CASE("leak eviction catches a leak slower than the old 1 MiB/s threshold, by its time left") {
+  // As above with 48 MiB/min = 0.8 MiB/s (below the slope-threshold detector's 1 MiB/s: it never
+  // acted, and the GPU filled): full at 60 + (32768 - 1820) / 0.8 = 38745 s. Readings every 60 s fall
+  // 48 MiB each; restarted at the first reading with time to full <= 150 s: t = 38580 leaves 165 s
+  // (132 MiB), t = 38640 leaves 105 s (84 MiB): restarted there, 105 s before full. kube-default:
+  // the OOM crash.
+  serving::scenario sc = one_node(1, 39600.0);
+  sc.leaks.push_back(serving::leak_config{60.0, sc.services[0].name, 0, 48.0, 0});
+  const serving::latency_model lm = serving::make_latency_model(sc);
+  const run_metrics k = run_once(sc, lm, kube_default_wiring(), 1);
+  const run_metrics g = run_once(sc, lm, resolve_profile(sc, "gpusched"), 1);
+  CHECK(k.oom_crashes == 1.0);
+  CHECK(g.oom_crashes == 0.0);
+  CHECK(g.leak_restarts == 1.0);
+  CHECK(g.leak_ttf_left_min_s == doctest::Approx(105.0).epsilon(1e-6));
 }
 
 TEST_CASE("overcommit 1.2 lets two Burstable workers share a node's CPU that one fills without it") {

@@ -46,6 +46,7 @@ constexpr metric_field metric_fields[] = {
     {"partial_gang_gpu_hours", &ex::run_metrics::partial_gang_gpu_hours},
     {"oom_crashes", &ex::run_metrics::oom_crashes},
     {"leak_restarts", &ex::run_metrics::leak_restarts},
+    {"leak_ttf_left_min_s", &ex::run_metrics::leak_ttf_left_min_s},
     {"jobs_restarted", &ex::run_metrics::jobs_restarted},
     {"replicas_pending_s", &ex::run_metrics::replicas_pending_s},
 };

@@ -60,7 +60,8 @@ struct profile_wiring {
   // Burstable / BestEffort CPU and memory ceilings (overcommit/overcommit_policy.hpp), permille;
   // 1000/1000: no overcommit (the profile keeps NodeResourcesFit).
   overcommit_policy overcommit{};
-  // Planned restart of a replica on a device whose free memory falls steadily (eviction/).
+  // Planned restart of a replica on a device whose free memory will run out within the horizon
+  // (eviction/leak_detector.hpp); resolve_profile sets leak.startup_s to the engine's startup_s.
   bool leak_eviction = false;
   leak_detector_options leak{};
   eviction_options eviction{true, 0.10};  // prod Guaranteed replicas are the leakers: allowed
@@ -136,6 +137,8 @@ inline void apply_overrides(profile_wiring& w, const serving::scenario& sc, cons
       w.leak.min_slope_mib_per_s = p.leak_min_slope_mib_per_s;
       w.leak.min_r2 = p.leak_min_r2;
     }
+    w.leak.startup_s = sc.engine.startup_s;  // a planned restart takes the engine's model load
+    w.leak.validate();
     w.queue.validate();
     w.budget.validate();
     w.overcommit.validate("overcommit");
@@ -155,6 +158,7 @@ inline profile_wiring resolve_profile(const serving::scenario& sc, const std::st
   }
   if (name == "kube-default") {
     profile_wiring w = kube_default_wiring();
+    w.leak.startup_s = sc.engine.startup_s;
     if (entry != nullptr) detail::apply_overrides(w, sc, *entry);
     return w;
   }
@@ -171,6 +175,7 @@ inline profile_wiring resolve_profile(const serving::scenario& sc, const std::st
   w.config_text = ss.str();
   w.config_source = path;
   apply_gpusched_defaults(w);
+  w.leak.startup_s = sc.engine.startup_s;
   detail::apply_overrides(w, sc, p);
   return w;
 }
@@ -189,6 +194,9 @@ struct run_metrics {
   double partial_gang_gpu_hours = 0.0;  // GPUs held by members of gangs that had not started
   double oom_crashes = 0.0;             // replicas killed by a full GPU (leaks), restarted in place
   double leak_restarts = 0.0;           // planned restarts of leaking replicas (leak eviction)
+  // Per leak stopped in the run, the time its GPU had left before full (a planned restart: free
+  // memory over the GPU's leak rate then; an OOM crash: 0); the least of them, 0 when none stopped.
+  double leak_ttf_left_min_s = 0.0;
   double jobs_restarted = 0.0;          // running training jobs preempted (restarted from scratch)
   double replicas_pending_s = 0.0;      // replica-seconds submitted but not bound (capacity shortfall)
 };
@@ -457,9 +465,12 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     for (const std::size_t i : order) place_unit(i);
   };
 
-  // Leak eviction: per-device free memory readings; a node whose free memory falls steadily gets
-  // its leaking replica restarted in place (a planned restart, before the device fills up).
+  // Leak eviction: per-device free memory readings; a node whose device will be full within the
+  // detector's horizon (reading interval + start-up) gets its leaking replica restarted in place (a
+  // planned restart, before the device fills up).
   std::vector<std::int32_t> free_buf(static_cast<std::size_t>(np.gpus_per_node));
+  leak_report rep;
+  double ttf_left_min = std::numeric_limits<double>::infinity();
   auto check_leaks = [&] {
     for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
       for (int g = 0; g < np.gpus_per_node; ++g) {
@@ -468,8 +479,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
             static_cast<std::int32_t>(std::max(0.0, e.gpu_memory_total_mib(sl) - e.gpu_memory_used_mib(sl)));
       }
       monitor.record(n, now, free_buf);
-      const leak_report rep = monitor.check(n);
-      if (!rep.leaking) continue;
+      if (!monitor.check(n, rep)) continue;
       const eviction_plan plan = plan_eviction(
           cl, rep,
           [&](const bound_pod& bp) -> std::int64_t {
@@ -484,6 +494,9 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
         if (r.service < 0) continue;  // a training worker does not leak in this model: left alone
         const replica_id rid = replica_of(r);
         const gpu_slot sl = e.gpu_of(rid);
+        if (const double rate = e.gpu_leak_rate_mib_per_s(sl); rate > 0.0) {
+          ttf_left_min = std::min(ttf_left_min, (e.gpu_memory_total_mib(sl) - e.gpu_memory_used_mib(sl)) / rate);
+        }
         e.remove_replica(rid);
         e.place_replica(rid, sl);  // the replacement starts clean on the same device
         out.leak_restarts += 1.0;
@@ -546,6 +559,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     for (const auto& n : e.take_notifications()) {  // crashes restart by themselves (engine.auto_restart)
       if (n.what == notification::kind::replica_oom) {
         out.oom_crashes += 1.0;
+        ttf_left_min = 0.0;
         monitor.reset(e.node_of(n.gpu));
       }
     }
@@ -600,6 +614,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   out.sched_success_pct = submitted == 0 ? 100.0 : 100.0 * static_cast<double>(ran) / static_cast<double>(submitted);
   if (out.jobs_finished > 0) out.jct_mean_s /= out.jobs_finished;
   out.partial_gang_gpu_hours = held_partial_gpu_s / 3600.0;
+  out.leak_ttf_left_min_s = std::isfinite(ttf_left_min) ? ttf_left_min : 0.0;
   return out;
 }
 

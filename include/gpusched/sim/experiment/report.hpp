@@ -62,6 +62,7 @@ inline const std::vector<metric_def>& metric_defs() {
       {"partial-gang GPU h", &run_metrics::partial_gang_gpu_hours},
       {"OOM crashes", &run_metrics::oom_crashes},
       {"leak restarts", &run_metrics::leak_restarts},
+      {"leak min TTF left s", &run_metrics::leak_ttf_left_min_s},
       {"jobs restarted", &run_metrics::jobs_restarted},
       {"replica pending h", &run_metrics::replicas_pending_s},
   };

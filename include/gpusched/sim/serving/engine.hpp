@@ -273,6 +273,15 @@ class serving_engine {
     check_gpu(g);
     return gpus_[g].mem_total_mib;
   }
+  // MiB/s by which GPU g's used memory grows now: the leaks of the replicas holding memory on it.
+  [[nodiscard]] double gpu_leak_rate_mib_per_s(gpu_slot g) const {
+    check_gpu(g);
+    double rate = 0.0;
+    for (const replica_id r : gpus_[g].replicas) {
+      if (holds_memory(replicas_[r])) rate += replicas_[r].leak_rate;
+    }
+    return rate;
+  }
 
   // Seconds, up to now, during which at least one tenant of GPU g ran a kernel (a serving batch, or a
   // non-serving tenant, which always runs): NVML's "utilization.gpu" definition, accumulated.
