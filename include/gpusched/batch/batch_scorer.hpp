@@ -497,6 +497,9 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     using V = typename simd<L>::f64;
     using I32 = typename simd<L>::i32;
     I32 vbest[max_block];
+    V wv[scorer_count > 0 ? scorer_count : 1];  // the weights, splatted once (not reloaded per step)
+    for (std::size_t k = 0; k < scorer_count; ++k) wv[k] = V{} + static_cast<double>(weights_[k]);
+    (void)wv;
     for (std::uint32_t b = 0; b < block; ++b) vbest[b] = I32{} - 1;
     if (any) {
       for (; i + L <= count; i += L) {
@@ -505,7 +508,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
           if constexpr (any_scalar_scorer) acc = load_lanes(s.block_extra.data() + std::size_t{b} * stride + i, lanes_tag<L>{});
           const score_args& sa = s.sargs[b];
           [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((acc += lane_scorer<S> ? (V{} + static_cast<double>(weights_[I])) * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+            ((acc += lane_scorer<S> ? wv[I] * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
                                     : V{}),
              ...);
           }(std::index_sequence_for<S...>{});
@@ -598,11 +601,14 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     using V = typename simd<L>::f64;
     using I32 = typename simd<L>::i32;
     I32 vbest = I32{} - 1;
+    V wv[scorer_count > 0 ? scorer_count : 1];  // the weights, splatted once (not reloaded per step)
+    for (std::size_t k = 0; k < scorer_count; ++k) wv[k] = V{} + static_cast<double>(weights_[k]);
+    (void)wv;
     for (; i + L <= count; i += L) {
       V acc{};
       if constexpr (any_scalar_scorer) acc = load_lanes(extra + i, lanes_tag<L>{});
       [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((acc += lane_scorer<S> ? (V{} + static_cast<double>(weights_[I])) * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+        ((acc += lane_scorer<S> ? wv[I] * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
                                 : V{}),
          ...);
       }(std::index_sequence_for<S...>{});

@@ -148,6 +148,7 @@ struct simd;
   struct simd<L> {                                                                                     \
     using f64 = double __attribute__((vector_size(8 * (L))));                                          \
     using u64 = std::uint64_t __attribute__((vector_size(8 * (L))));                                   \
+    using i64 = std::int64_t __attribute__((vector_size(8 * (L))));                                    \
     using i32 = std::int32_t __attribute__((vector_size(4 * (L))));                                    \
     using f64_u = double __attribute__((vector_size(8 * (L)), aligned(alignof(double))));              \
     using u64_u = std::uint64_t __attribute__((vector_size(8 * (L)), aligned(alignof(std::uint64_t)))); \
@@ -168,7 +169,9 @@ using simd_int32 = simd<simd_lanes>::i32;
 // The masked form: the unmasked one trips GCC 12's -Wmaybe-uninitialized (GCC bug 105593).
 #define GPUSCHED_BATCH_TRUNC_8(x) _mm512_mask_roundscale_pd(x, static_cast<__mmask8>(0xFF), x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
 #else
-#define GPUSCHED_BATCH_TRUNC_8(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<8>::i32), ::gpusched::batch::simd<8>::f64)
+// Only run inside the AVX-512 kernel, whose AVX512DQ converts 8 doubles to 8 int64 and back in one
+// instruction each (through int32 it would split the vector in halves).
+#define GPUSCHED_BATCH_TRUNC_8(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<8>::i64), ::gpusched::batch::simd<8>::f64)
 #endif
 #if defined(__AVX__)
 #define GPUSCHED_BATCH_TRUNC_4(x) _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
