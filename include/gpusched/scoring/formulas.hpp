@@ -20,6 +20,10 @@
 // has a location it is off from here on (the rest needs -Wno-psabi, which the CMake target adds).
 #if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
+#elif defined(__clang__) && !defined(__CUDACC__)
+#if __has_warning("-Wpsabi")
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
 #endif
 
 namespace gpusched::formula {
