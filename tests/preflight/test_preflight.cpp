@@ -57,6 +57,9 @@ TEST_CASE("preflight.resource_fit with overcommit ceilings") {
   CHECK(over.check(m, make_pod("p").memory(501), 0) == reason::insufficient_memory);
   CHECK(within_ceiling(0, 0, 0, 1000));
   CHECK_FALSE(within_ceiling(0, 1, 0, 1500));
+  CHECK(overcommit_ceiling(96000, 1000) == 96000);  // no overcommit: the capacity, no division
+  CHECK(overcommit_ceiling(999, 1200) == 1198);     // floor(999 * 1.2 = 1198.8)
+  CHECK(overcommit_ceiling(1, 999) == 0);           // floor(0.999)
 }
 
 TEST_CASE("preflight.load_threshold filters hot nodes (Koordinator defaults 65% CPU, 95% memory)") {

@@ -55,7 +55,7 @@ struct batch_options {
   std::uint64_t seed = 0;         // tie-break seed, as schedule_options::seed
   std::uint32_t node_tile = 512;  // nodes per tile, 1..max_tile
   std::uint32_t pod_block = 8;    // pods scored against a tile while it is in cache, 1..64
-  std::uint32_t max_lanes = 0;    // SIMD width cap: 0 = the compile target's (batch/simd.hpp); 2, 4
+  std::uint32_t max_lanes = 0;    // SIMD width cap: 0 = none (the CPU's widest, batch/simd.hpp); 2, 4, 8
 };
 
 // Weighted totals, pods x nodes, row-major; -1 where the node does not fit the pod.
@@ -455,17 +455,25 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // loop over the block's pods sits inside the loop over nodes, so that each node's data is
   // loaded, and its pod-independent terms (capacity tests, weight masks) computed, once for the
   // whole block.
+  // The width is chosen at run time (batch/simd.hpp): lanes_ 8 and 4 run kernels compiled for
+  // AVX-512 and AVX2, 2 the build's own target.
   void block_totals(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
 #if GPUSCHED_BATCH_SIMD
-    if (lanes_ == 2) return block_totals_impl<2>(s, block, node0, count);
-    if constexpr (simd_lanes >= 4) {
-      if (lanes_ == 4) return block_totals_impl<4>(s, block, node0, count);
-    }
-    return block_totals_impl<simd_lanes>(s, block, node0, count);
+    if (lanes_ == 8) return block_totals_avx512(s, block, node0, count);
+    if (lanes_ == 4) return block_totals_avx2(s, block, node0, count);
+    block_totals_impl<2>(s, block, node0, count);
 #else
     block_totals_impl<1>(s, block, node0, count);
 #endif
   }
+#if GPUSCHED_BATCH_SIMD
+  GPUSCHED_BATCH_TARGET_AVX512 void block_totals_avx512(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+    block_totals_impl<8>(s, block, node0, count);
+  }
+  GPUSCHED_BATCH_TARGET_AVX2 void block_totals_avx2(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+    block_totals_impl<4>(s, block, node0, count);
+  }
+#endif
 
   template <std::uint32_t L>
   [[gnu::always_inline]] void block_totals_impl(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
@@ -489,6 +497,9 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     using V = typename simd<L>::f64;
     using I32 = typename simd<L>::i32;
     I32 vbest[max_block];
+    V wv[scorer_count > 0 ? scorer_count : 1];  // the weights, splatted once (not reloaded per step)
+    for (std::size_t k = 0; k < scorer_count; ++k) wv[k] = V{} + static_cast<double>(weights_[k]);
+    (void)wv;
     for (std::uint32_t b = 0; b < block; ++b) vbest[b] = I32{} - 1;
     if (any) {
       for (; i + L <= count; i += L) {
@@ -497,7 +508,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
           if constexpr (any_scalar_scorer) acc = load_lanes(s.block_extra.data() + std::size_t{b} * stride + i, lanes_tag<L>{});
           const score_args& sa = s.sargs[b];
           [&]<std::size_t... I>(std::index_sequence<I...>) {
-            ((acc += lane_scorer<S> ? (V{} + static_cast<double>(weights_[I])) * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+            ((acc += lane_scorer<S> ? wv[I] * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
                                     : V{}),
              ...);
           }(std::index_sequence_for<S...>{});
@@ -548,15 +559,23 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   std::uint32_t tile_totals(const check_args& ca, const score_args& sa, std::uint32_t node0, std::uint32_t count, scratch& s,
                             std::int32_t& tile_max) const noexcept {
 #if GPUSCHED_BATCH_SIMD
-    if (lanes_ == 2) return tile_totals_impl<2>(ca, sa, node0, count, s, tile_max);
-    if constexpr (simd_lanes >= 4) {
-      if (lanes_ == 4) return tile_totals_impl<4>(ca, sa, node0, count, s, tile_max);
-    }
-    return tile_totals_impl<simd_lanes>(ca, sa, node0, count, s, tile_max);
+    if (lanes_ == 8) return tile_totals_avx512(ca, sa, node0, count, s, tile_max);
+    if (lanes_ == 4) return tile_totals_avx2(ca, sa, node0, count, s, tile_max);
+    return tile_totals_impl<2>(ca, sa, node0, count, s, tile_max);
 #else
     return tile_totals_impl<1>(ca, sa, node0, count, s, tile_max);
 #endif
   }
+#if GPUSCHED_BATCH_SIMD
+  GPUSCHED_BATCH_TARGET_AVX512 std::uint32_t tile_totals_avx512(const check_args& ca, const score_args& sa, std::uint32_t node0,
+                                                                std::uint32_t count, scratch& s, std::int32_t& tile_max) const noexcept {
+    return tile_totals_impl<8>(ca, sa, node0, count, s, tile_max);
+  }
+  GPUSCHED_BATCH_TARGET_AVX2 std::uint32_t tile_totals_avx2(const check_args& ca, const score_args& sa, std::uint32_t node0,
+                                                            std::uint32_t count, scratch& s, std::int32_t& tile_max) const noexcept {
+    return tile_totals_impl<4>(ca, sa, node0, count, s, tile_max);
+  }
+#endif
 
   template <std::uint32_t L>
   [[gnu::always_inline]] std::uint32_t tile_totals_impl(const check_args& ca, const score_args& sa, std::uint32_t node0, std::uint32_t count,
@@ -582,11 +601,14 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     using V = typename simd<L>::f64;
     using I32 = typename simd<L>::i32;
     I32 vbest = I32{} - 1;
+    V wv[scorer_count > 0 ? scorer_count : 1];  // the weights, splatted once (not reloaded per step)
+    for (std::size_t k = 0; k < scorer_count; ++k) wv[k] = V{} + static_cast<double>(weights_[k]);
+    (void)wv;
     for (; i + L <= count; i += L) {
       V acc{};
       if constexpr (any_scalar_scorer) acc = load_lanes(extra + i, lanes_tag<L>{});
       [&]<std::size_t... I>(std::index_sequence<I...>) {
-        ((acc += lane_scorer<S> ? (V{} + static_cast<double>(weights_[I])) * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
+        ((acc += lane_scorer<S> ? wv[I] * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa), node0 + i)
                                 : V{}),
          ...);
       }(std::index_sequence_for<S...>{});
@@ -697,10 +719,12 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key);
   }
 
-  // The compile target's SIMD width, capped at max_lanes (0: no cap).
-  static std::uint32_t pick_lanes(std::uint32_t max_lanes) noexcept {
+  // The run-time SIMD width (runtime_simd_lanes: the CPU's widest, capped by GPUSCHED_SIMD),
+  // capped at max_lanes (0: no cap).
+  static std::uint32_t pick_lanes(std::uint32_t max_lanes) {
 #if GPUSCHED_BATCH_SIMD
-    const std::uint32_t l = max_lanes == 0 ? simd_lanes : std::min(max_lanes, simd_lanes);
+    const std::uint32_t widest = runtime_simd_lanes();
+    const std::uint32_t l = max_lanes == 0 ? widest : std::min(max_lanes, widest);
     return l >= 8 ? 8 : l >= 4 ? 4 : 2;
 #else
     (void)max_lanes;

@@ -2,17 +2,26 @@
 // number_traits for them so that the formula templates of scoring/formulas.hpp run on a vector of
 // nodes at a time. The same formulas run on scalars in the per-pod plugins and the CUDA kernels.
 //
-// simd_lanes is the width of the target the including code is compiled for, as with Eigen: 2 with
-// the x86-64 baseline, 4 with AVX, 8 with AVX-512. Compile with -march=native (or -mavx2,
-// -march=x86-64-v4, ...) for wide lanes; docs/batch.md shows the difference (about 4x).
-// (Run-time dispatch to wider forms was tried: GCC compiles the inlined generic-vector templates
-// poorly inside target("avx512f") functions of a baseline build, and warns under -Wpsabi.)
+// The width is chosen at run time (docs/adr/0007-runtime-simd-dispatch.md): every build has the
+// kernels of all three widths — 2 lanes compiled for the build's target, 4 lanes in functions
+// compiled for AVX2 and 8 lanes in functions compiled for AVX-512 (GPUSCHED_BATCH_TARGET_AVX2 /
+// _AVX512 below, with `flatten` so that the formula templates are inlined into them and compiled
+// for that target) — and batch_scorer calls the widest the CPU supports (runtime_simd_lanes()).
+// GPUSCHED_SIMD=baseline|avx2|avx512 in the environment, or batch_options::max_lanes, caps the
+// width, so that every path can be tested and measured on one machine.
+//
+// simd_lanes is the compile target's own width (2 on the x86-64 baseline, 4 with AVX, 8 with
+// AVX-512); only the normalising scorers' paths (tile_add / tile_raw) still use it.
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "gpusched/config.hpp"
+#include "gpusched/core/error.hpp"
 #include "gpusched/scoring/formulas.hpp"
 
 // Forces inlining of the lane functions into the engine's loops on the host; nvcc's GPUSCHED_HD
@@ -66,6 +75,69 @@ inline constexpr std::uint32_t simd_lanes = 4;
 inline constexpr std::uint32_t simd_lanes = 2;
 #endif
 
+// Runtime dispatch (docs/adr/0007-runtime-simd-dispatch.md). The wide kernels are member functions
+// marked GPUSCHED_BATCH_TARGET_AVX2 / _AVX512: compiled for that instruction set whatever the
+// build's flags, with everything they call inlined (`flatten`), and with floating-point
+// contraction off, so that AVX-512's FMA cannot round differently from the other paths.
+// Generic-vector templates of 4 and 8 lanes take and return vectors by value, so GCC warns
+// (-Wpsabi, partly without a source location, so no pragma can silence it) that their out-of-line
+// ABI would depend on the target; they are only ever inlined into the kernels (no out-of-line copy
+// is emitted). The gpusched CMake target adds -Wno-psabi for GCC; other builds add it themselves.
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+// Clang cannot switch contraction off per function, and AVX-512 implies FMA: Clang builds stop at
+// the AVX2 kernel.
+#define GPUSCHED_BATCH_TARGET_AVX2 __attribute__((target("avx2"), flatten))
+#define GPUSCHED_BATCH_TARGET_AVX512 __attribute__((target("avx2"), flatten))
+#define GPUSCHED_BATCH_MAX_RUNTIME_LANES 4
+#else
+#define GPUSCHED_BATCH_TARGET_AVX2 __attribute__((target("avx2"), flatten, optimize("fp-contract=off")))
+#define GPUSCHED_BATCH_TARGET_AVX512 \
+  __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw"), flatten, optimize("fp-contract=off")))
+#define GPUSCHED_BATCH_MAX_RUNTIME_LANES 8
+#endif
+#else
+#define GPUSCHED_BATCH_TARGET_AVX2
+#define GPUSCHED_BATCH_TARGET_AVX512
+#define GPUSCHED_BATCH_MAX_RUNTIME_LANES 2
+#endif
+
+// The widest kernel the CPU and its operating system support: 8 lanes with AVX-512 (F, DQ, VL,
+// BW), 4 with AVX2, else 2 (GCC's and Clang's __builtin_cpu_supports check the OS's XSAVE state).
+inline std::uint32_t cpu_simd_lanes() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  if (GPUSCHED_BATCH_MAX_RUNTIME_LANES >= 8 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw")) {
+    return 8;
+  }
+  if (__builtin_cpu_supports("avx2")) return 4;
+#endif
+  return 2;
+}
+
+// The width cap a GPUSCHED_SIMD value names: "baseline" 2, "avx2" 4, "avx512" 8; empty or absent:
+// none (0). Anything else is an error naming the variable.
+inline std::uint32_t simd_lanes_cap(std::string_view v) {
+  if (v.empty()) return 0;
+  if (v == "baseline") return 2;
+  if (v == "avx2") return 4;
+  if (v == "avx512") return 8;
+  throw invalid_argument_error("GPUSCHED_SIMD", "must be baseline, avx2 or avx512 (got \"" + std::string(v) + "\")");
+}
+
+// The width the batch engine uses by default: the CPU's widest, capped by GPUSCHED_SIMD (read
+// once per process). A cap above what the CPU has gives the CPU's widest.
+inline std::uint32_t runtime_simd_lanes() {
+  static const std::uint32_t lanes = [] {
+    const char* env = std::getenv("GPUSCHED_SIMD");
+    const std::uint32_t cap = simd_lanes_cap(env == nullptr ? std::string_view{} : std::string_view(env));
+    const std::uint32_t cpu = cpu_simd_lanes();
+    return cap == 0 || cap > cpu ? cpu : cap;
+  }();
+  return lanes;
+}
+
 // Vectors of L lanes, and their element-aligned forms for unaligned loads and stores (GCC and
 // Clang give a vector type its element's alias set, so a store of int32 lanes is known not to
 // touch doubles or pointers and loop-invariant loads stay hoisted; memcpy would alias everything).
@@ -76,6 +148,7 @@ struct simd;
   struct simd<L> {                                                                                     \
     using f64 = double __attribute__((vector_size(8 * (L))));                                          \
     using u64 = std::uint64_t __attribute__((vector_size(8 * (L))));                                   \
+    using i64 = std::int64_t __attribute__((vector_size(8 * (L))));                                    \
     using i32 = std::int32_t __attribute__((vector_size(4 * (L))));                                    \
     using f64_u = double __attribute__((vector_size(8 * (L)), aligned(alignof(double))));              \
     using u64_u = std::uint64_t __attribute__((vector_size(8 * (L)), aligned(alignof(std::uint64_t)))); \
@@ -96,7 +169,9 @@ using simd_int32 = simd<simd_lanes>::i32;
 // The masked form: the unmasked one trips GCC 12's -Wmaybe-uninitialized (GCC bug 105593).
 #define GPUSCHED_BATCH_TRUNC_8(x) _mm512_mask_roundscale_pd(x, static_cast<__mmask8>(0xFF), x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
 #else
-#define GPUSCHED_BATCH_TRUNC_8(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<8>::i32), ::gpusched::batch::simd<8>::f64)
+// Only run inside the AVX-512 kernel, whose AVX512DQ converts 8 doubles to 8 int64 and back in one
+// instruction each (through int32 it would split the vector in halves).
+#define GPUSCHED_BATCH_TRUNC_8(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<8>::i64), ::gpusched::batch::simd<8>::f64)
 #endif
 #if defined(__AVX__)
 #define GPUSCHED_BATCH_TRUNC_4(x) _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
@@ -137,14 +212,11 @@ using simd_int32 = simd<simd_lanes>::i32;
 
 template <std::uint32_t L>
 struct lanes_tag {};
-// Only the widths the compile target has (a wider vector would be split, and is ABI-noisy).
+// Every width: the 4- and 8-lane forms are only called from the AVX2 / AVX-512 kernels, into which
+// they are inlined (and compiled for that target).
 GPUSCHED_BATCH_SIMD_OPS(2)
-#if defined(__AVX__)
 GPUSCHED_BATCH_SIMD_OPS(4)
-#endif
-#if defined(__AVX512F__)
 GPUSCHED_BATCH_SIMD_OPS(8)
-#endif
 #undef GPUSCHED_BATCH_SIMD_OPS
 
 // Lanes of a vector of doubles.
@@ -171,12 +243,8 @@ inline void store_lanes(std::int32_t* out, simd_double x) noexcept { store_lanes
     [[gnu::always_inline]] static V truncate(V x) noexcept { return GPUSCHED_BATCH_TRUNC_##L(x); }             \
   };
 GPUSCHED_BATCH_NUMBER_TRAITS(2)
-#if defined(__AVX__)
 GPUSCHED_BATCH_NUMBER_TRAITS(4)
-#endif
-#if defined(__AVX512F__)
 GPUSCHED_BATCH_NUMBER_TRAITS(8)
-#endif
 #undef GPUSCHED_BATCH_NUMBER_TRAITS
 #undef GPUSCHED_BATCH_TRUNC_2
 #undef GPUSCHED_BATCH_TRUNC_4

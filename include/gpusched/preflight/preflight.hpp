@@ -25,8 +25,10 @@ concept PreflightCheck = Cluster<C> && requires(const K& k, const C& c, const po
 // Overcommit ceiling: allocated + request must stay within capacity * ratio.
 // Ratios are in permille (1000 = no overcommit, 1200 = the seed's 120%). The ceiling depends on the
 // node only, so batch engines compute it once per node and compare per pod.
+// Without overcommit (1000, the default) the ceiling is the capacity itself: no division on the
+// per-pod path (capacity * 1000 / 1000 == capacity for every capacity below 2^53).
 GPUSCHED_HD constexpr std::int64_t overcommit_ceiling(std::int64_t capacity, std::int64_t ratio_permille) noexcept {
-  return capacity * ratio_permille / 1000;
+  return ratio_permille == 1000 ? capacity : capacity * ratio_permille / 1000;
 }
 GPUSCHED_HD constexpr bool fits_under_ceiling(std::int64_t allocated, std::int64_t request, std::int64_t ceiling) noexcept {
   return allocated + request <= ceiling;

@@ -169,7 +169,7 @@ class fill_aware_scorer {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const fill_aware_pick pick = evaluate(c, p, n);
-    return pick.fits ? std::llround((score_offset + pick.saved) * 1000.0) : 0;
+    return pick.fits ? round_half_away((score_offset + pick.saved) * 1000.0) : 0;
   }
 
   // GpuSelector: the devices of the best placement on n (0 when p does not fit).

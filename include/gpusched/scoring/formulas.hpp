@@ -14,6 +14,18 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/types.hpp"
 
+// The CPU batch engine instantiates these templates on 4- and 8-double vectors in a build for any
+// x86-64 target and inlines them into its AVX2 / AVX-512 kernels only (batch/simd.hpp). GCC warns
+// that such a template's out-of-line ABI would depend on the target (-Wpsabi); where the warning
+// has a location it is off from here on (the rest needs -Wno-psabi, which the CMake target adds).
+#if defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#elif defined(__clang__) && !defined(__CUDACC__)
+#if __has_warning("-Wpsabi")
+#pragma clang diagnostic ignored "-Wpsabi"
+#endif
+#endif
+
 namespace gpusched::formula {
 
 inline constexpr std::int64_t max_score = 100;
