@@ -387,10 +387,10 @@ int main(int argc, char** argv) {
   app.add_option("--profiles", profiles_text, "scenario mode: profiles, comma-separated (two give a change column)")
       ->capture_default_str()
       ->needs(scenario_opt);
-  // The same range as the scenario file's duration_s; a run costs about 10 s of wall time per
-  // simulated day with data/scenarios/seed.yaml.
+  // The same range as the scenario file's duration_s (at most a year, sim::serving::max_duration_s);
+  // a run costs about 10 s of wall time per simulated day with data/scenarios/seed.yaml.
   app.add_option("--duration", duration, "scenario mode: simulated seconds (default: the scenario's duration_s)")
-      ->check(finite_number(1e-9, 1e9))
+      ->check(finite_number(1e-9, sim::serving::max_duration_s))
       ->needs(scenario_opt);
   app.add_flag("--json", as_json, "scenario mode: JSON (mean and ci95 per metric and profile) instead of the table")
       ->needs(scenario_opt);
