@@ -228,3 +228,36 @@ TEST_CASE("the preemption budget protects a job preempted once (k = 1) so that i
   CHECK(g.jobs_restarted == 1.0);
   CHECK(g.jobs_finished == 1.0);
 }
+
+TEST_CASE("the overcommit profile keeps a quoted 'on' a string when NodeResourcesFit's filter is switched off") {
+  // A model literally named "on" must be quoted (YAML 1.1 reads on as true; the strict reader refuses
+  // the bare form, ADR 0006). The driver re-emits the profile with NodeResourcesFit disabled; that
+  // text must read back with the quotes kept, and without the NodeResourcesFit check.
+  const std::string text =
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "profiles:\n"
+      "- schedulerName: s\n"
+      "  plugins:\n"
+      "    score:\n"
+      "      enabled:\n"
+      "      - name: ModelAffinity\n"
+      "        weight: 5\n"
+      "  pluginConfig:\n"
+      "  - name: ModelAffinity\n"
+      "    args:\n"
+      "      interferingPairs: [['on', bert]]\n";
+  using C = experiment_cluster;
+  const auto has_fit = [](const auto& cfg) {
+    const auto& prof = cfg.profiles.front().profile;
+    for (std::size_t i = 0; i < prof.check_count(); ++i) {
+      if (prof.check_name(i) == "NodeResourcesFit") return true;
+    }
+    return false;
+  };
+  const auto as_written = parse_scheduler_config<C>(text, "t.yaml");
+  REQUIRE(has_fit(as_written));
+  const auto switched = parse_scheduler_config<C>(sim::experiment::detail::without_resource_fit(text), "t.yaml");
+  CHECK_FALSE(has_fit(switched));
+  CHECK(switched.profiles.front().profile.check_count() + 1 == as_written.profiles.front().profile.check_count());
+}

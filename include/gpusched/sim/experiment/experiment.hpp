@@ -225,6 +225,39 @@ struct job_rec {
   std::vector<serving::external_id> externals;
 };
 
+// Emits n as the reader saw it: yaml-cpp's emitter drops the quotes of a quoted scalar (tag "!"),
+// and the strict reader (docs/adr/0006-strict-yaml.md) refuses an unquoted 'on' or '010' where a
+// string is meant, so quoted scalars are written double-quoted again.
+inline void emit_keeping_quotes(YAML::Emitter& em, const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map:
+      em << YAML::BeginMap;
+      for (const auto& kv : n) {
+        em << YAML::Key;
+        emit_keeping_quotes(em, kv.first);
+        em << YAML::Value;
+        emit_keeping_quotes(em, kv.second);
+      }
+      em << YAML::EndMap;
+      break;
+    case YAML::NodeType::Sequence:
+      em << YAML::BeginSeq;
+      for (const auto& e : n) emit_keeping_quotes(em, e);
+      em << YAML::EndSeq;
+      break;
+    case YAML::NodeType::Scalar:
+      if (n.Tag() == "!") {
+        em << YAML::DoubleQuoted << n.Scalar();
+      } else {
+        em << n.Scalar();
+      }
+      break;
+    default:
+      em << YAML::Null;
+      break;
+  }
+}
+
 // gpusched's profile with NodeResourcesFit's filter disabled, so that overcommit_fit (added by the
 // driver) decides CPU and memory. The text was parsed once as written, so its errors keep their lines.
 inline std::string without_resource_fit(const std::string& text) {
@@ -234,7 +267,7 @@ inline std::string without_resource_fit(const std::string& text) {
   dis["name"] = "NodeResourcesFit";
   prof["plugins"]["filter"]["disabled"].push_back(dis);
   YAML::Emitter em;
-  em << root;
+  emit_keeping_quotes(em, root);
   return em.c_str();
 }
 
