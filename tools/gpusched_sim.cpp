@@ -85,8 +85,8 @@ std::optional<std::uint64_t> whole_number(std::string_view s) {
 std::vector<std::uint64_t> parse_seeds(const std::string& text) {
   std::vector<std::uint64_t> out;
   for (const std::string_view item : split_commas(text)) {
-    if (item.empty()) throw std::invalid_argument("'" + text.substr(0, 60) + "' has an empty item");
-    const std::string quoted = "'" + std::string(item.substr(0, 60)) + (item.size() > 60 ? "...'" : "'");
+    if (item.empty()) throw std::invalid_argument("'" + sim::detail::excerpt(text) + "' has an empty item");
+    const std::string quoted = "'" + sim::detail::excerpt(item) + "'";
     const std::size_t dash = item.find('-');
     const auto a = whole_number(item.substr(0, dash));
     const auto b = dash == std::string_view::npos ? a : whole_number(item.substr(dash + 1));
@@ -123,7 +123,7 @@ std::vector<sim::policy_kind> parse_policies(const std::string& text) {
     if (!k) {
       std::string names;
       for (const auto& p : sim::policies) names += std::string(names.empty() ? "" : ", ") + std::string(p.name);
-      throw std::invalid_argument("unknown policy '" + std::string(item.substr(0, 60)) + "' (known: " + names +
+      throw std::invalid_argument("unknown policy '" + sim::detail::excerpt(item) + "' (known: " + names +
                                   "; or 'all' alone)");
     }
     if (std::find(out.begin(), out.end(), *k) != out.end()) {
@@ -155,7 +155,7 @@ CLI::Validator decimal_integer(std::uint64_t lo, std::uint64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) -> std::string {
         const auto v = whole_number(s);
-        if (!v) return "'" + s.substr(0, 60) + "' is not a whole decimal number";
+        if (!v) return "'" + sim::detail::excerpt(s) + "' is not a whole decimal number";
         if (*v < lo || *v > hi) return s + " is outside " + std::to_string(lo) + ".." + std::to_string(hi);
         s = std::to_string(*v);
         return {};
@@ -172,7 +172,7 @@ CLI::Validator finite_number(double lo, double hi) {
         double v = 0;
         const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
         if (s.empty() || ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v)) {
-          return "'" + s.substr(0, 60) + "' is not a finite decimal number";
+          return "'" + sim::detail::excerpt(s) + "' is not a finite decimal number";
         }
         if (v < lo || v > hi) return s + " is outside " + r;
         return {};
