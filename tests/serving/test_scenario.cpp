@@ -7,53 +7,16 @@
 #include <vector>
 
 #include "gpusched/sim/serving/scenario_yaml.hpp"
+#include "serving/scenario_fixture.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim::serving;
+using gpusched::test::interference_dir;
+using gpusched::test::replace_line;
 
 namespace {
 
 const std::string seed_file = std::string(GPUSCHED_SOURCE_DIR) + "/data/scenarios/seed.yaml";
-const std::string interference_dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/interference/glet_2080ti/";
-
-// A minimal valid scenario; tests replace one line to make it invalid.
-std::string minimal() {
-  return "name: t\n"          // 1
-         "duration_s: 100\n"  // 2
-         "seeds: [1]\n"       // 3
-         "nodes: {count: 1, gpus_per_node: 2, gpu_model: V100M32, gpu_memory_mib: 32768, cpu_milli: 8000, memory_mib: "
-         "1000}\n"                                                     // 4
-         "latency_model:\n"                                            // 5
-         "  util_csv: UTIL.CSV\n"                                      // 6
-         "  constants_csv: INT_MODEL_CONSTANT.CSV\n"                   // 7
-         "  duration_unit: s\n"                                        // 8
-         "  models: [{name: resnet50, gpu_scale: 0.2085}]\n"           // 9
-         "services:\n"                                                 // 10
-         "  - name: r\n"                                               // 11
-         "    model: resnet50\n"                                       // 12
-         "    replicas: 2\n"                                           // 13
-         "    gpu_share_milli: 500\n"                                  // 14
-         "    gpu_memory_mib: 2000\n"                                  // 15
-         "    max_batch: 8\n"                                          // 16
-         "    slo_ms: 100\n"                                           // 17
-         "    arrivals: {rate_qps: 50}\n"                              // 18
-         "leaks:\n"                                                    // 19
-         "  - {at_s: 10, service: r, replica: 1, mib_per_min: 60}\n";  // 20
-}
-
-std::string replace_line(const std::string& text, int line, const std::string& with) {
-  std::string out;
-  int n = 1;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const std::size_t end = text.find('\n', pos);
-    out += n == line ? with : text.substr(pos, end - pos);
-    out += '\n';
-    pos = end + 1;
-    ++n;
-  }
-  return out;
-}
 
 std::string error_of(const std::string& text) {
   try {
@@ -139,7 +102,7 @@ TEST_CASE("serving.scenario.the default seed scenario loads with every parameter
 }
 
 TEST_CASE("serving.scenario.malformed input is file_error with file:line") {
-  const std::string ok = minimal();
+  const std::string ok = gpusched::test::minimal_scenario();
   CHECK(error_of(ok) == "no error");
   CHECK(error_of(replace_line(ok, 2, "duration_s: -5")) ==
         "t.yaml:2: scenario.duration_s: must be > 0 and <= 3.1536e+07, got -5");
@@ -185,7 +148,7 @@ TEST_CASE("serving.scenario.references are checked against the profile table wit
     }
     return "no error";
   };
-  const std::string ok = minimal();
+  const std::string ok = gpusched::test::minimal_scenario();
   CHECK(build_error(ok) == "no error");
   CHECK(build_error(replace_line(ok, 9, "  models: [{name: resnet-50, gpu_scale: 0.2}]")) ==
         "t.yaml:9: latency_model.models: 'resnet-50' is not in " + interference_dir + "UTIL.CSV");

@@ -6,40 +6,22 @@
 #include <string>
 
 #include "gpusched/sim/serving/scenario_yaml.hpp"
+#include "serving/scenario_fixture.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim::serving;
 
 namespace {
 
-const std::string interference_dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/interference/glet_2080ti/";
+using gpusched::test::interference_dir;
 
-// A minimal valid scenario with `duration` on line 2 and `arrivals` on line 18 (the service's).
+// The fixture's scenario with `duration` on line 2 and `arrivals` on line 18 (the service's).
 std::string scenario_text(const std::string& duration = "100", const std::string& arrivals = "{rate_qps: 50}",
                           const std::string& tail = "") {
-  const std::string head =
-      "name: t\n"      // 1
-      "duration_s: ";  // 2
-  const std::string middle =
-      "\n"
-      "seeds: [1]\n"  // 3
-      "nodes: {count: 1, gpus_per_node: 2, gpu_model: V100M32, gpu_memory_mib: 32768, cpu_milli: 8000, memory_mib: "
-      "1000}\n"                                            // 4
-      "latency_model:\n"                                   // 5
-      "  util_csv: UTIL.CSV\n"                             // 6
-      "  constants_csv: INT_MODEL_CONSTANT.CSV\n"          // 7
-      "  duration_unit: s\n"                               // 8
-      "  models: [{name: resnet50, gpu_scale: 0.2085}]\n"  // 9
-      "services:\n"                                        // 10
-      "  - name: r\n"                                      // 11
-      "    model: resnet50\n"                              // 12
-      "    replicas: 2\n"                                  // 13
-      "    gpu_share_milli: 500\n"                         // 14
-      "    gpu_memory_mib: 2000\n"                         // 15
-      "    max_batch: 8\n"                                 // 16
-      "    slo_ms: 100\n"                                  // 17
-      "    arrivals: ";                                    // 18
-  return head + duration + middle + arrivals + "\n" + tail;
+  using gpusched::test::replace_line;
+  return replace_line(replace_line(gpusched::test::minimal_scenario_head(), 2, "duration_s: " + duration), 18,
+                      "    arrivals: " + arrivals) +
+         tail;
 }
 
 std::string error_of(const std::string& text) {
