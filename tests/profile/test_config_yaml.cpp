@@ -10,19 +10,13 @@
 #include "gpusched/scoring/fgd.hpp"
 #include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
+#include "profile/config_error_of.hpp"
 #include "support/builders.hpp"
 
 using namespace gpusched;
 
 namespace {
-std::string error_of(const std::string& yaml) {
-  try {
-    (void)parse_scheduler_config(yaml, "cfg.yaml");
-  } catch (const file_error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const std::string& yaml) { return test::config_error_of(yaml); }
 const std::string head =
     "apiVersion: kubescheduler.config.k8s.io/v1beta2\n"
     "kind: KubeSchedulerConfiguration\n"

@@ -7,20 +7,13 @@
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/profile/config_yaml.hpp"
 #include "gpusched/profile/yaml_strict.hpp"
-
+#include "profile/config_error_of.hpp"
 using namespace gpusched;
 using yaml_strict::classify_plain;
 using yaml_strict::plain_kind;
 
 namespace {
-std::string error_of(const std::string& yaml) {
-  try {
-    (void)parse_scheduler_config(yaml, "cfg.yaml");
-  } catch (const file_error& e) {
-    return e.what();
-  }
-  return "no error";
-}
+std::string error_of(const std::string& yaml) { return test::config_error_of(yaml); }
 const std::string head =
     "apiVersion: kubescheduler.config.k8s.io/v1\n"
     "kind: KubeSchedulerConfiguration\n"
