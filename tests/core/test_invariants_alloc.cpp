@@ -3,38 +3,13 @@
 // global allocation functions for this test executable (counting only while armed).
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/schedule/transaction.hpp"
 #include "support/builders.hpp"
 
-// GCC pairs the replaced operator new with the std::free in the replaced delete and warns; they are
-// the matching pair by construction here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-namespace {
-std::atomic<bool> armed{false};
-std::atomic<long> allocations{0};
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (armed.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  if (armed.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "support/counting_new.hpp"  // armed, allocations
 
 using namespace gpusched;
 

@@ -2,9 +2,6 @@
 // replacing the global allocation functions for this test executable (counting only while armed).
 #include <doctest/doctest.h>
 
-#include <atomic>
-#include <cstdlib>
-#include <new>
 #include <string>
 
 #include "gpusched/core/in_memory_cluster.hpp"
@@ -15,39 +12,7 @@
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/scoring/node_resources.hpp"
 
-// GCC pairs the replaced operator new with the std::free in the replaced delete and warns; they are
-// the matching pair by construction here.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#endif
-
-namespace {
-std::atomic<bool> armed{false};
-std::atomic<long> allocations{0};
-// When this test fails, `gdb -ex 'break alloc_hook'` shows where the allocation came from.
-[[gnu::noinline]] void alloc_hook() { asm volatile(""); }
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (armed.load(std::memory_order_relaxed)) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    alloc_hook();
-  }
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-// The nothrow forms too (std::stable_sort's temporary buffer uses them): every form this
-// executable's code can reach must come from the same malloc that the replaced delete frees.
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  if (armed.load(std::memory_order_relaxed)) {
-    allocations.fetch_add(1, std::memory_order_relaxed);
-    alloc_hook();
-  }
-  return std::malloc(n == 0 ? 1 : n);
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#include "support/counting_new.hpp"  // armed, allocations
 
 using namespace gpusched;
 
