@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/schedule/transaction.hpp"
@@ -59,4 +60,29 @@ TEST_CASE("invariants.alloc: validation, reserve / release and a reused transact
     counted = allocations.load();
   }
   CHECK(counted > 0);
+}
+
+TEST_CASE("invariants.alloc: comparing and copying names of any length allocates nothing") {
+  const short_name a("NVIDIA-A100-SXM4-80GB");
+  const short_name b("NVIDIA-H100-80GB-HBM3");
+  const short_name c("T4");
+  std::vector<short_name> v{a, b, c};
+  int equal = 0;
+  int less = 0;
+  {
+    arm counting;
+    for (const auto& x : v) {
+      for (const auto& y : v) {
+        equal += x == y ? 1 : 0;
+        less += x < y ? 1 : 0;
+      }
+    }
+    const short_name again("NVIDIA-A100-SXM4-80GB");  // already interned: a look-up, no allocation
+    equal += again == a ? 1 : 0;
+    const short_name copy = b;
+    equal += copy == b ? 1 : 0;
+  }
+  CHECK(allocations == 0);
+  CHECK(equal == 5);  // the three diagonal pairs, again == a, copy == b
+  CHECK(less == 3);   // "NVIDIA-A100..." < "NVIDIA-H100..." < "T4": three ordered pairs
 }

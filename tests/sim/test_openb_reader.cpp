@@ -96,8 +96,8 @@ TEST_CASE("openb.a malformed row is an error with file:line and the column; noth
   CHECK(pod_error(h + ",1,1,1,1000,,LS,Running,0,1,0\n") == ":2: column 'name': must not be empty");
   CHECK(pod_error(h + "p,1,1,0,0,T4,LS,Running,0,1,0\n") ==
         ":2: column 'gpu_spec': a pod without GPUs cannot name GPU models");
-  CHECK(pod_error(h + "p,1,1,1,100,ABCDEFGHIJKLMNOPQ,LS,Running,0,1,0\n") ==
-        ":2: column 'gpu_spec': model 'ABCDEFGHIJKLMNOPQ' is longer than 15 characters");
+  CHECK(pod_error(h + "p,1,1,1,100," + std::string(1025, 'M') + ",LS,Running,0,1,0\n") ==
+        ":2: column 'gpu_spec': model '" + std::string(60, 'M') + "... (1025 bytes)' is longer than 1024 characters");
   CHECK(
       pod_error("name,cpu\n") ==
       ":1: unexpected header 'name,cpu', expected 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,"

@@ -232,7 +232,7 @@ inline std::vector<node_spec> read_openb_nodes(const std::string& path) {
     const auto gpus = static_cast<int>(r.integer(3, 0, max_gpus_per_node));
     if (gpus > 0 && f[4].empty()) r.fail(4, "a node with GPUs must name their model");
     if (gpus == 0 && !f[4].empty()) r.fail(4, "a node without GPUs has no model");
-    if (f[4].size() > short_name::max_size) r.fail(4, "'" + detail::excerpt(f[4]) + "' is longer than 15 characters");
+    if (f[4].size() > short_name::max_size) r.fail(4, "'" + detail::excerpt(f[4]) + "' is longer than " + std::to_string(short_name::max_size) + " characters");
     n.add_gpus(gpus, f[4], 0);
     nodes.push_back(std::move(n));
   });
@@ -270,7 +270,7 @@ inline std::vector<openb_pod> read_openb_pods(const std::string& path) {
         const std::string_view m = spec.substr(0, bar);
         if (!m.empty()) {
           if (m.size() > short_name::max_size)
-            r.fail(5, "model '" + detail::excerpt(m) + "' is longer than 15 characters");
+            r.fail(5, "model '" + detail::excerpt(m) + "' is longer than " + std::to_string(short_name::max_size) + " characters");
           p.allowed_models.emplace_back(m);
         }
         if (bar == std::string_view::npos) break;

@@ -199,7 +199,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     np.gpus_per_node = static_cast<int>(r.req_integer(n, "gpus_per_node", p, 0, max_gpus_per_node));
     np.gpu_model = r.req_text(n, "gpu_model", p);
     if (np.gpu_model.size() > short_name::max_size)
-      r.fail(n["gpu_model"], p + ".gpu_model", "longer than 15 characters");
+      r.fail(n["gpu_model"], p + ".gpu_model", "longer than " + std::to_string(short_name::max_size) + " characters");
     np.gpu_memory_mib = static_cast<std::int32_t>(r.req_integer(n, "gpu_memory_mib", p, 1, 1 << 30));
     np.cpu_milli = r.req_integer(n, "cpu_milli", p, 1, std::int64_t{1} << 40);
     np.memory_mib = r.req_integer(n, "memory_mib", p, 1, std::int64_t{1} << 40);
@@ -279,7 +279,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
       if (o.name == s.name) r.fail(n["name"], p + ".name", "'" + s.name + "' listed twice");
     }
     s.model = r.req_text(n, "model", p);
-    if (s.model.size() > short_name::max_size) r.fail(n["model"], p + ".model", "longer than 15 characters");
+    if (s.model.size() > short_name::max_size) r.fail(n["model"], p + ".model", "longer than " + std::to_string(short_name::max_size) + " characters");
     s.replicas = static_cast<int>(r.req_integer(n, "replicas", p, 0, 100'000));
     s.gpu_share_milli = static_cast<std::int32_t>(r.req_integer(n, "gpu_share_milli", p, 1, gpu_milli_whole));
     s.gpu_memory_mib = static_cast<std::int32_t>(r.req_integer(n, "gpu_memory_mib", p, 0, sc.nodes.gpu_memory_mib));
@@ -338,7 +338,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     r.allow_keys(proxy, p + ".interference_proxy", {"model", "batch"});
     t.proxy_model = r.req_text(proxy, "model", p + ".interference_proxy");
     if (t.proxy_model.size() > short_name::max_size) {
-      r.fail(proxy["model"], p + ".interference_proxy.model", "longer than 15 characters");
+      r.fail(proxy["model"], p + ".interference_proxy.model", "longer than " + std::to_string(short_name::max_size) + " characters");
     }
     t.proxy_batch = static_cast<int>(r.req_integer(proxy, "batch", p + ".interference_proxy", 1, 4096));
     sc.training.push_back(std::move(t));
