@@ -85,7 +85,7 @@ def test_loads(column: str, value: Any, error: type[Exception], match: str) -> N
         ({"gpu_milli": 500}, gs.InvalidArgumentError, "pod 'p'.gpu_milli: a pod with num_gpu == 0"),
         ({"num_gpu": 1, "gpu_milli": 0}, gs.InvalidArgumentError, "pod 'p'.gpu_milli: must be within 1..1000"),
         ({"num_gpu": 65}, gs.InvalidArgumentError, "pod 'p'.num_gpu"),
-        ({"priority": 11}, gs.InvalidArgumentError, "pod 'p'.priority: must be within 0..10, got 11"),
+        ({"priority": 2**31}, gs.InvalidArgumentError, r"pod.priority: must be a Kubernetes priority within -2147483648..2147483647 \(int32\), got 2147483648"),
         ({"submit_time": float("nan")}, gs.InvalidArgumentError, "pod 'p'.submit_time"),
         ({"gang_min_members": 2}, gs.InvalidArgumentError, "pod 'p'.gang_min_members: set without a gang name"),
         ({"model_type": "x" * 1025}, gs.InvalidArgumentError, r"pod.model_type: 'x{60}\.\.\.' is 1025 characters long"),
@@ -104,7 +104,7 @@ def test_pods(kwargs: dict[str, Any], error: type[Exception], match: str) -> Non
     ("kwargs", "error", "match"),
     [
         ({"cpu_milli": np.array([1.0, 2.0])}, TypeError, "cpu_milli: expected integers"),
-        ({"cpu_milli": [1, 2], "priority": [0, 11]}, gs.InvalidArgumentError, r"priority\[1\]: must be within 0..10"),
+        ({"cpu_milli": [1, 2], "priority": [0, 2**31]}, gs.InvalidArgumentError, r"priority\[1\]: must be within -2147483648..2147483647"),
         ({"cpu_milli": [1, 2], "num_gpu": [1, 1], "gpu_milli": [500, 1001]}, gs.InvalidArgumentError, r"gpu_milli\[1\]"),
         ({"cpu_milli": [1, 2], "num_gpu": [0, 1], "gpu_milli": [500, 500]}, gs.InvalidArgumentError,
          "pod 'pod-0'.gpu_milli"),

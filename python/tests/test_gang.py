@@ -54,7 +54,7 @@ def test_bad_gang() -> None:
     with pytest.raises(gs.InvalidArgumentError, match="min_count|desired"):
         gs.GangPlacer(profile()).place(c, "g", [("worker", WORKER, 3, 2)])
     with pytest.raises(gs.InvalidArgumentError, match="priority"):
-        gs.GangPlacer(profile()).place(c, "g", [("worker", WORKER, 1, 1)], priority=11)
+        gs.GangPlacer(profile()).place(c, "g", [("worker", WORKER, 1, 1)], priority=2**31)
     with pytest.raises(gs.InvalidArgumentError, match="roles"):
         gs.GangPlacer(profile()).place(c, "g", [])
 

@@ -144,10 +144,10 @@ TEST_CASE("batch.pod_table resolves models against the node table and validates"
   CHECK(pt.tie_keys()[0] == pod_tie_key("any"));
 
   pod bad = make_pod("bad").cpu(1);
-  bad.priority = 11;
+  bad.cpu_milli = -1;  // (priorities are int32 now: any value is valid)
   const std::vector<pod> with_bad{make_pod("ok").model("llama"), bad};
   const std::size_t types = t.model_types().size();
-  CHECK_THROWS_WITH_AS(batch::pod_table(with_bad, t), "pod 'bad'.priority: must be within 0..10, got 11", invalid_argument_error);
+  CHECK_THROWS_WITH_AS(batch::pod_table(with_bad, t), "pod 'bad'.cpu_milli: must be within 0..2^50", invalid_argument_error);
   CHECK(t.model_types().size() == types);  // nothing interned
   pod huge = make_pod("huge").cpu(1);
   huge.memory_mib = formula::reciprocal_domain_limit + 1;

@@ -44,16 +44,15 @@ TEST_CASE("invariants.pod validation names the field, including NUL in the name"
   p.num_gpu = -3;
   CHECK(field_of([&] { validate(p); }) == "pod 'p'.num_gpu");
   p = make_pod("p");
-  p.priority = 99;
-  CHECK(field_of([&] { validate(p); }) == "pod 'p'.priority");
-  p = make_pod("p");
   p.cpu_milli = std::numeric_limits<milli>::max();
   CHECK(field_of([&] { validate(p); }) == "pod 'p'.cpu_milli");
   p = make_pod("p");
   p.qos = static_cast<qos_class>(7);
   CHECK(field_of([&] { validate(p); }) == "pod 'p'.qos");
-  // The bounds are the named constants: max_priority itself is valid, one above is not.
+  // Priorities are int32: both ends of the range are valid.
   p = make_pod("p").priority(max_priority);
+  CHECK(field_of([&] { validate(p); }) == "no error");
+  p = make_pod("p").priority(min_priority);
   CHECK(field_of([&] { validate(p); }) == "no error");
 }
 
@@ -186,8 +185,8 @@ TEST_CASE("invariants.bound_cluster: the same pod bound twice, or released unbou
   CHECK(field_of([&] { c.release(q, make_binding(q, 0, 0)); }) == "pod 'q'.name");
   CHECK(field_of([&] { c.release(p, make_binding(p, 1, 0b1)); }) == "binding");  // not its binding
   pod bad = make_pod("bad");
-  bad.priority = 99;
-  CHECK(field_of([&] { c.bind(bad, make_binding(bad, 0, 0)); }) == "pod 'bad'.priority");
+  bad.cpu_milli = -1;  // (every int32 priority is valid now)
+  CHECK(field_of([&] { c.bind(bad, make_binding(bad, 0, 0)); }) == "pod 'bad'.cpu_milli");
   CHECK(c == once);
   c.release(p, make_binding(p, 0, 0b1));
   CHECK(field_of([&] { c.release(p, make_binding(p, 0, 0b1)); }) == "pod 'p'.name");  // twice

@@ -321,11 +321,11 @@ TEST_CASE("gang.place.bad input names the field and changes nothing") {
   g.roles.push_back(gang_role{"w", w, 1, 1});
   CHECK(field_of(g) == "gang 'g'.roles[1].name");
   g.roles[1].name = "v";
-  g.roles[1].member.priority = 12;
-  CHECK(field_of(g) == "pod 'w'.priority");
-  g.roles[1].member.priority = 0;
-  g.priority = -1;
-  CHECK(field_of(g) == "gang 'g'.priority");
+  g.roles[1].member.cpu_milli = -1;
+  CHECK(field_of(g) == "pod 'w'.cpu_milli");
+  g.roles[1].member.cpu_milli = 0;
+  g.priority = -1;  // every int32 priority is valid (Kubernetes' PodSpec.Priority)
+  CHECK_NOTHROW(validate(g));
   g.priority = 0;
   g.roles[1].desired_count = max_gang_members;
   CHECK(field_of(g) == "gang 'g'.roles[1].desired_count");

@@ -196,9 +196,9 @@ TEST_CASE("preemption.dry run and transaction: a failed preemption leaves the cl
     CHECK(r.found);
     CHECK(r.node == 1);
     CHECK(c == before);
-    const auto none = pre.plan(c, fx::gpu_pod("p0", 0, 2), 1);  // priority 0 preempts nothing
+    const auto none = pre.plan(c, fx::gpu_pod("p0", min_priority, 2), 1);  // the lowest int32 preempts nothing
     CHECK_FALSE(none.found);
-    CHECK(none.explain() == "no preemption: priority 0 is the lowest; only lower priorities are preempted");
+    CHECK(none.explain() == "no preemption: priority -2147483648 is the lowest; only lower priorities are preempted");
     const auto blocked = pre.plan(c, fx::gpu_pod("dev4", 9, 4), 1);  // 4 GPUs fit no node
     CHECK_FALSE(blocked.found);
     CHECK(blocked.does_not_fit + blocked.no_eligible_victims == 2);

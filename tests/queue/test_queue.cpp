@@ -72,9 +72,18 @@ TEST_CASE("queue.aging lifts a waiting pod one level per age step, up to the sta
   CHECK(effective_priority(3, 59.9, 60) == 3);
   CHECK(effective_priority(3, 60, 60) == 4);
   CHECK(effective_priority(2, 180, 60) == 5);
-  CHECK(effective_priority(0, 660, 60) == 11);
-  CHECK(effective_priority(10, 60, 60) == 11);
+  CHECK(effective_priority(0, 660, 60) == starving_level);  // 0 + 11 passes the seed band 0..10
+  CHECK(effective_priority(0, 659.9, 60) == 10);
+  CHECK(effective_priority(10, 60, 60) == starving_level);
   CHECK(effective_priority(9, 1e9, 60) == starving_level);
+  CHECK(starving_level == 2147483648LL);  // one above every int32 priority
+  // Below the band a unit climbs the whole way: -5 needs 16 steps.
+  CHECK(effective_priority(-5, 15 * 60, 60) == 10);
+  CHECK(effective_priority(-5, 16 * 60, 60) == starving_level);
+  CHECK(effective_priority(min_priority, 1e300, 60) == starving_level);
+  // Above the band (Kubernetes' priority classes) a unit keeps its priority: no aging.
+  CHECK(effective_priority(11, 1e9, 60) == 11);
+  CHECK(effective_priority(2'000'000'000, 1e9, 60) == 2'000'000'000);
   // x (p2) ready at 0, y (p5) ready at 180. At 179 x has 2 + 2 = 4 < 5; at 180 x has 5 = y's 5 and
   // the earlier ready time wins.
   const pod x = make_pod("x").priority(2), y = make_pod("y").priority(5);
@@ -241,8 +250,8 @@ TEST_CASE("queue.bad input names the field and changes nothing") {
   CHECK_THROWS_AS(scheduling_queue{bad}, invalid_argument_error);
   scheduling_queue q;
   pod p = make_pod("p");
-  p.priority = 11;
-  CHECK_THROWS_WITH_AS(q.push(p, 0), "pod 'p'.priority: must be within 0..10, got 11", invalid_argument_error);
+  p.gang = "g";  // a gang member without gang_min_members
+  CHECK_THROWS_WITH_AS(q.push(p, 0), "pod 'p'.gang_min_members: must be >= 1 for a gang member", invalid_argument_error);
   CHECK(q.empty());
   const pod ok = make_pod("ok");
   q.push(ok, 5);

@@ -29,7 +29,7 @@ TEST_CASE("queue.no allocation per push or pop after warm-up") {
   using namespace gpusched;
   std::vector<pod> pods;
   for (int i = 0; i < 5000; ++i) {
-    auto b = make_pod("a-rather-long-pod-name-" + std::to_string(i)).cpu(100).priority(i % 11).tenant(
+    auto b = make_pod("a-rather-long-pod-name-" + std::to_string(i)).cpu(100).priority(i % 13 == 11 ? 2'000'000'000 : i % 13 == 12 ? -1'000'000 : i % 13).tenant(
         "tenant-with-a-long-name-" + std::to_string(i % 4));
     if (i % 3 == 0) b.prod();
     pods.push_back(b);

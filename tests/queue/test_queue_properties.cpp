@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <map>
@@ -20,7 +21,7 @@ namespace {
 struct model_unit {
   std::string first;  // name of the first member
   tier t;
-  int priority;
+  std::int32_t priority;
   int tenant;
   double ready;
   std::uint64_t seq;
@@ -45,8 +46,12 @@ struct model {
     if (total.gpu_milli > 0) s = std::max(s, static_cast<double>(u.gpu_milli) / static_cast<double>(total.gpu_milli));
     return s / weight[static_cast<std::size_t>(t)];
   }
-  int eff(const model_unit& u, double now) const {
-    return static_cast<int>(std::min(11.0, u.priority + std::floor((now - u.ready) / o.age_step_s)));
+  // Aging in the seed band 0..10 up to "starving" (above every int32), none above the band.
+  static constexpr double starving = 2147483648.0;
+  double eff(const model_unit& u, double now) const {
+    if (u.priority > 10) return u.priority;
+    const double e = u.priority + std::floor((now - u.ready) / o.age_step_s);
+    return e > 10 ? starving : e;
   }
   // Index of the unit the queue must pop now, or -1.
   int expect(double now) {
@@ -64,10 +69,10 @@ struct model {
         continue;
       }
       const auto& b = ready[static_cast<std::size_t>(best)];
-      const int eu = eff(u, now), eb = eff(b, now);
+      const double eu = eff(u, now), eb = eff(b, now);
       bool better;
       if (eu != eb) better = eu > eb;
-      else if (eu < 11 && share(u.tenant) != share(b.tenant)) better = share(u.tenant) < share(b.tenant);
+      else if (eu < starving && share(u.tenant) != share(b.tenant)) better = share(u.tenant) < share(b.tenant);
       else if (u.ready != b.ready) better = u.ready < b.ready;
       else better = u.seq < b.seq;
       if (better) best = i;
@@ -83,6 +88,11 @@ TEST_CASE("queue.properties: pop order matches the documented order (200 seeds)"
     CAPTURE(seed);
     std::mt19937_64 rng(seed);
     auto uni = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+    // Mostly the seed band; one in eight from the rest of int32 (Kubernetes' classes, negatives).
+    auto prio = [&] {
+      constexpr std::array<std::int32_t, 6> wide{min_priority, -3, 11, 1'000'000, 2'000'000'000, max_priority};
+      return uni(0, 7) == 0 ? wide[static_cast<std::size_t>(uni(0, 5))] : uni(0, 10);
+    };
     queue_options o;
     o.dev_share_period = std::array<int, 4>{0, 2, 3, 5}[static_cast<std::size_t>(uni(0, 3))];
     o.age_step_s = uni(0, 1) ? 5.0 : 30.0;
@@ -106,7 +116,7 @@ TEST_CASE("queue.properties: pop order matches the documented order (200 seeds)"
       const double now = tick;
       for (int k = uni(0, 2); k > 0; --k) {
         auto b = make_pod("p" + std::to_string(pods.size())).cpu(uni(0, 4) * 1000).memory(uni(0, 8) * 1024)
-                     .priority(uni(0, 10)).tenant("t" + std::to_string(uni(0, tenants - 1)));
+                     .priority(prio()).tenant("t" + std::to_string(uni(0, tenants - 1)));
         if (uni(0, 2) == 0) b.gpus(uni(1, 2));
         if (uni(0, 1)) b.prod(); else b.dev();
         pods.push_back(b);
@@ -117,20 +127,20 @@ TEST_CASE("queue.properties: pop order matches the documented order (200 seeds)"
       if (uni(0, 9) == 0) {  // a gang of 2..3, all members at once
         const int members = uni(2, 3);
         const std::string g = "g" + std::to_string(tick);
-        const int prio = uni(0, 10);
+        const std::int32_t gprio = prio();
         const bool prod = uni(0, 1) == 1;
         const int ten = uni(0, tenants - 1);
         resource_amount req{};
         std::string first;
         for (int k = 0; k < members; ++k) {
-          auto b = make_pod(g + "-" + std::to_string(k)).cpu(1000).priority(prio).tenant("t" + std::to_string(ten)).gang(g, members);
+          auto b = make_pod(g + "-" + std::to_string(k)).cpu(1000).priority(gprio).tenant("t" + std::to_string(ten)).gang(g, members);
           if (prod) b.prod();
           pods.push_back(b);
           q.push(pods.back(), now);
           req += request_of(pods.back());
           if (k == 0) first = pods.back().name;
         }
-        m.ready.push_back({first, prod ? tier::prod : tier::dev, prio, ten, now, ++seq, req});
+        m.ready.push_back({first, prod ? tier::prod : tier::dev, gprio, ten, now, ++seq, req});
       }
       const int want = m.expect(now);
       auto u = q.pop(now);

@@ -25,7 +25,7 @@ struct pod {
   std::vector<short_name> allowed_models;  // empty: any model
 
   short_name model_type;  // served model, e.g. "resnet50"; empty for none
-  std::int32_t priority = 0;  // min_priority..max_priority (core/types.hpp)
+  std::int32_t priority = 0;  // any int32, as Kubernetes' PodSpec.Priority (core/types.hpp)
   qos_class qos = qos_class::burstable;
   tier tier_ = tier::dev;
   std::string gang;  // gang name; empty when the pod is alone
@@ -45,6 +45,37 @@ struct pod {
     return false;
   }
 };
+
+// A priority given as a wider integer (Python, YAML) as Kubernetes' int32; throws
+// invalid_argument_error naming `field` when it does not fit.
+inline std::int32_t checked_priority(std::int64_t v, const std::string& field) {
+  if (v < min_priority || v > max_priority) {
+    throw invalid_argument_error(field, "must be a Kubernetes priority within " + std::to_string(min_priority) + ".." +
+                                            std::to_string(max_priority) + " (int32), got " + std::to_string(v));
+  }
+  return static_cast<std::int32_t>(v);
+}
+
+// The seed's ModelJob priority (seed_min_priority..seed_max_priority, 0..10) and tier as one
+// Kubernetes priority value, for a host that runs them as PriorityClasses (docs/queue.md):
+//   dev:  1000 * p            (0 .. 10,000; dev priority 0 is Kubernetes' default, no class)
+//   prod: 100,000 + 1000 * p  (100,000 .. 110,000)
+// so that every prod job outranks every dev job and, within a tier, the ModelJob order is kept, all
+// below Kubernetes' HighestUserDefinablePriority (1,000,000,000; pkg/apis/scheduling/types.go) and
+// with room between levels for a cluster's own classes. gpusched itself orders by tier before
+// priority and never lets dev preempt prod, so the seed's simulators keep pod.priority = p (and
+// the queue's aging band 0..10); this mapping is for what the host writes into Kubernetes.
+inline constexpr std::int32_t modeljob_priority_step = 1000;
+inline constexpr std::int32_t modeljob_prod_base = 100'000;
+inline std::int32_t kubernetes_priority(std::int32_t modeljob_priority, tier t) {
+  if (modeljob_priority < seed_min_priority || modeljob_priority > seed_max_priority) {
+    throw invalid_argument_error("modeljob.priority", "must be within " + std::to_string(seed_min_priority) + ".." +
+                                                          std::to_string(seed_max_priority) + ", got " +
+                                                          std::to_string(modeljob_priority));
+  }
+  if (t != tier::prod && t != tier::dev) throw invalid_argument_error("modeljob.tier", "is not a tier");
+  return (t == tier::prod ? modeljob_prod_base : 0) + modeljob_priority_step * modeljob_priority;
+}
 
 namespace detail {
 // Builds the error only on failure, so that validating a good pod allocates nothing.
@@ -70,10 +101,6 @@ inline void validate(const pod& p) {
     detail::pod_field_error(p, "gpu_milli", "must be within 1..1000 when num_gpu > 0");
   }
   if (p.gpu_mem_mib < 0) detail::pod_field_error(p, "gpu_mem_mib", "must be >= 0");
-  if (p.priority < min_priority || p.priority > max_priority) {
-    detail::pod_field_error(p, "priority", "must be within " + std::to_string(min_priority) + ".." +
-                                               std::to_string(max_priority) + ", got " + std::to_string(p.priority));
-  }
   if (static_cast<unsigned>(p.qos) > static_cast<unsigned>(qos_class::best_effort)) {
     detail::pod_field_error(p, "qos", "is not a QoS class");
   }

@@ -27,7 +27,7 @@ struct gang_role {
 struct gang_spec {
   std::string name;
   std::vector<gang_role> roles;
-  std::int32_t priority = 0;  // 0..10; orders gangs in the coordinator and breaks wait-for cycles
+  std::int32_t priority = 0;  // any int32, as Kubernetes' pod priority; orders gangs in the coordinator and breaks wait-for cycles
   double submit_time = 0.0;   // seconds; older gangs go first among equal priority
 
   [[nodiscard]] std::int64_t min_members() const noexcept {
@@ -52,9 +52,6 @@ inline void validate(const gang_spec& g) {
   if (g.name.empty()) throw invalid_argument_error("gang.name", "must not be empty");
   auto at = [&](const std::string& field) { return "gang '" + g.name + "'." + field; };
   if (g.roles.empty()) throw invalid_argument_error(at("roles"), "a gang needs at least one role");
-  if (g.priority < min_priority || g.priority > max_priority) {
-    throw invalid_argument_error(at("priority"), "must be within 0..10, got " + std::to_string(g.priority));
-  }
   if (!std::isfinite(g.submit_time) || g.submit_time < 0.0) {
     throw invalid_argument_error(at("submit_time"), "must be a finite time >= 0");
   }

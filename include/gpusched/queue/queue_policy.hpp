@@ -13,7 +13,12 @@ namespace gpusched {
 
 // Aging lifts a waiting unit one level per age_step_s, up to the starving level: one above every
 // real priority, where order is strict FIFO by ready time, so that no later unit can overtake it.
-inline constexpr int starving_level = max_priority + 1;
+// Priorities are int32 (core/types.hpp), so the starving level is 2^31, an int64. Aging works in
+// the seed's band: a unit of base priority p <= seed_max_priority (10) climbs to p + k and is
+// starving once p + k > seed_max_priority, exactly as with the old 0..10 range; a unit above the
+// band (Kubernetes' priority classes, e.g. 1,000,000 or system-cluster-critical 2,000,000,000) is
+// ordered by its priority alone, as kube-scheduler's PrioritySort does, and never ages.
+inline constexpr std::int64_t starving_level = std::int64_t{max_priority} + 1;
 
 struct queue_options {
   double age_step_s = 60.0;  // a: seconds of waiting per level of effective priority
@@ -48,21 +53,22 @@ struct queue_options {
   }
 };
 
-// Effective priority after waiting `waited` seconds: min(L, p + k), L = 11, k = floor(waited / a)
-// taken exactly as the largest k with k * a <= waited (the queue computes the same without a
-// division on its hot path).
-constexpr int effective_priority(std::int32_t base, double waited, double age_step_s) noexcept {
-  if (!(waited > 0.0)) return base;
+// Effective priority after waiting `waited` seconds: for p <= seed_max_priority, p + k while that
+// is <= seed_max_priority, else starving_level, with k = floor(waited / a) taken exactly as the
+// largest k with k * a <= waited (the queue computes the same without a division on its hot path);
+// p itself above the band.
+constexpr std::int64_t effective_priority(std::int32_t base, double waited, double age_step_s) noexcept {
+  if (base > seed_max_priority || !(waited > 0.0)) return base;
+  const std::int64_t to_starve = std::int64_t{seed_max_priority} + 1 - base;  // levels to climb, >= 1
   const double x = waited / age_step_s;
-  if (x >= static_cast<double>(starving_level + 1)) return starving_level;
-  int k = static_cast<int>(x);
+  if (x >= static_cast<double>(to_starve + 1)) return starving_level;
+  auto k = static_cast<std::int64_t>(x);
   if (static_cast<double>(k + 1) * age_step_s <= waited) {
     ++k;
   } else if (k > 0 && static_cast<double>(k) * age_step_s > waited) {
     --k;
   }
-  const int eff = base + k;
-  return eff < starving_level ? eff : starving_level;
+  return k >= to_starve ? starving_level : base + k;
 }
 
 // Backoff after the n-th failed attempt: min(initial * 2^(n-1), max), 0 for n == 0

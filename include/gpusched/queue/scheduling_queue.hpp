@@ -3,29 +3,32 @@
 // Order, from the outside in:
 //   1. Tier: prod before dev; with dev_share_period P > 0, every P-th pop made while both tiers
 //      have ready units takes dev instead (dev's guaranteed share 1/P).
-//   2. Effective priority e = min(11, p + floor(w / a)), w the time since the unit became ready,
-//      a = age_step_s. Level 11 ("starving") is above every real priority.
-//   3. Below level 11: the tenant with the lowest weighted dominant share (fair_share.hpp).
+//   2. Effective priority (queue_policy.hpp, effective_priority): priorities are Kubernetes' int32;
+//      in the seed's band (p <= 10) e = p + floor(w / a) while that is <= 10, else "starving"
+//      (starving_level = 2^31, above every real priority); w the time since the unit became ready,
+//      a = age_step_s. Above the band e = p: strict priority, no aging (Kubernetes' PrioritySort).
+//   3. Below the starving level: the tenant with the lowest weighted dominant share (fair_share.hpp).
 //   4. FIFO: earlier ready time, then earlier arrival.
 // A unit is one pod, or a gang (pods sharing pod.gang) once gang_min_members of it have arrived.
 // Unschedulable units back off (min(initial * 2^(n-1), max)) and park until a cluster event that
 // could help them (a node added; resources released, for units that failed on resources) or until
 // max_unschedulable_s; then they are ready again, with a new ready time.
 //
-// Wait bound (docs/queue.md): a unit of base priority p in tier T that becomes ready while n units
-// of T are ready is popped within
+// Wait bound (docs/queue.md): a unit of base priority p <= 10 in tier T that becomes ready while n
+// units of T are ready is popped within
 //   (11 - p) * a  +  (n + 1) * c_T * tau
 // seconds, where tau is the longest gap between pops while units are ready, c_prod = 1 for P = 0
-// and P/(P-1) for P > 0, c_dev = P (dev has no bound for P = 0).
+// and P/(P-1) for P > 0, c_dev = P (dev has no bound for P = 0). Units above the band have no
+// bound: like Kubernetes, a stream of higher priorities may hold them back.
 //
-// Cost: push O(1); pop O(number of non-empty (tenant, priority) buckets of the tier), at most
-// 11 * tenants. Pushing and popping single pods allocate nothing once the slots, tenants and
-// buckets have been seen; a gang allocates one map entry while it collects members.
+// Cost: push O(log L), L the distinct base priorities the unit's (tenant, tier) has seen; pop
+// O(number of non-empty (tenant, priority) buckets of the tier). Pushing and popping single pods
+// allocate nothing once the slots, tenants and (tenant, tier, priority) buckets have been seen; a
+// gang allocates one map entry while it collects members.
 #pragma once
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -68,7 +71,7 @@ struct popped_unit {
   std::span<const pod* const> pods;  // valid until the ticket is resolved
   tier tier_ = tier::dev;
   std::int32_t priority = 0;
-  int effective_priority = 0;
+  std::int64_t effective_priority = 0;  // starving_level (2^31) once starving
   double waited = 0.0;  // since it became ready
   int attempts = 0;     // failed attempts so far
 };
@@ -184,7 +187,7 @@ class scheduling_queue {
       if (++contended_ % static_cast<std::uint64_t>(opts_.dev_share_period) == 0) t = tier::dev;
     }
     const auto [tn, p] = best_in(t, now);
-    ring& r = tenants_[tn].tiers[ti(t)].bucket[static_cast<std::size_t>(p)];
+    ring& r = tenants_[tn].tiers[ti(t)].levels[p].r;
     const std::uint32_t s = r.front().slot;
     r.pop_front();
     if (!r.empty()) prefetch(&at(r.front().slot));  // the bucket's next unit, popped some pops later
@@ -255,11 +258,11 @@ class scheduling_queue {
     if (st == unit_state::ready) --ready_[ti(u.tier_)];
     const std::uint32_t tn = u.tenant;
     const tier t = u.tier_;
-    const int p = u.priority;
+    const std::uint32_t lvl = u.level;
     free_unit(tk.slot);  // a ready unit's queue entry is now stale: dropped when it reaches the front
     if (st == unit_state::ready) {
-      ++tenants_[tn].tiers[ti(t)].bucket[static_cast<std::size_t>(p)].stale;
-      after_front_change(tn, t, p);
+      ++tenants_[tn].tiers[ti(t)].levels[lvl].r.stale;
+      after_front_change(tn, t, lvl);
     }
   }
 
@@ -316,7 +319,6 @@ class scheduling_queue {
 
  private:
   static constexpr std::uint32_t npos = std::numeric_limits<std::uint32_t>::max();
-  static constexpr int levels = max_priority + 1;  // base priorities 0..10
   static constexpr std::size_t chunk_bits = 12;
   static constexpr std::size_t chunk_units = std::size_t{1} << chunk_bits;
 
@@ -332,6 +334,7 @@ class scheduling_queue {
     std::uint32_t generation = 0;
     std::int32_t priority = 0;
     std::int32_t attempts = 0;
+    std::uint32_t level = 0;  // index of its priority's bucket in its tenant's tier_buckets
     tier tier_ = tier::dev;
     unit_state state = unit_state::free;
     bool gang = false;
@@ -376,10 +379,35 @@ class scheduling_queue {
       ++count;
     }
   };
+  // One FIFO bucket per base priority that the (tenant, tier) has seen; any int32 priority.
+  struct level {
+    std::int32_t priority = 0;
+    std::uint32_t nonempty_pos = npos;  // position in tier_buckets::nonempty, npos when empty
+    ring r;
+  };
   struct tier_buckets {
-    std::array<ring, levels> bucket{};
-    std::uint16_t mask = 0;           // bit p: bucket p is not empty
-    std::uint32_t active_pos = npos;  // position in active_[tier]
+    std::vector<level> levels;                                      // never shrinks: indices are stable
+    std::vector<std::pair<std::int32_t, std::uint32_t>> by_priority;  // (priority, index), sorted
+    std::vector<std::uint32_t> nonempty;  // indices of non-empty levels; capacity kept >= levels.size()
+    std::uint32_t active_pos = npos;      // position in active_[tier]
+
+    // The index of priority p's bucket; creates it (the only allocation) the first time p is seen.
+    std::uint32_t level_of(std::int32_t p) {
+      auto it = std::lower_bound(by_priority.begin(), by_priority.end(), p,
+                                 [](const std::pair<std::int32_t, std::uint32_t>& e, std::int32_t v) { return e.first < v; });
+      if (it != by_priority.end() && it->first == p) return it->second;
+      const auto idx = static_cast<std::uint32_t>(levels.size());
+      const auto pos = it - by_priority.begin();
+      if (levels.size() == levels.capacity()) {  // grow all three together; a throw changes nothing
+        const std::size_t cap = 2 * levels.size() + 4;
+        by_priority.reserve(cap);
+        nonempty.reserve(cap);  // activation never allocates
+        levels.reserve(cap);
+      }
+      by_priority.insert(by_priority.begin() + pos, {p, idx});  // capacity reserved: cannot throw
+      levels.push_back(level{p, npos, ring{}});
+      return idx;
+    }
   };
   struct tenant_rec {
     std::string name;
@@ -421,9 +449,6 @@ class scheduling_queue {
   }
   static void check_pod(const pod& p) {
     if (p.name.empty()) throw invalid_argument_error("pod.name", "must not be empty");
-    if (p.priority < min_priority || p.priority > max_priority) {
-      throw invalid_argument_error("pod '" + p.name + "'.priority", "must be within 0..10, got " + std::to_string(p.priority));
-    }
     if (!p.gang.empty() && p.gang_min_members < 1) {
       throw invalid_argument_error("pod '" + p.name + "'.gang_min_members", "must be >= 1 for a gang member");
     }
@@ -536,31 +561,43 @@ class scheduling_queue {
   void make_ready(std::uint32_t s, double now) {
     unit& u = at(s);
     tier_buckets& tb = tenants_[u.tenant].tiers[ti(u.tier_)];
-    tb.bucket[static_cast<std::size_t>(u.priority)].push_back(entry{s, u.generation, now, ++seq_});  // may grow
+    u.level = tb.level_of(u.priority);  // may grow (a priority first seen)
+    level& lv = tb.levels[u.level];
+    lv.r.push_back(entry{s, u.generation, now, ++seq_});  // may grow
     u.state = unit_state::ready;
     u.ready = now;
-    if (tb.mask == 0) {
+    if (tb.nonempty.empty()) {
       auto& act = active_[ti(u.tier_)];
       tb.active_pos = static_cast<std::uint32_t>(act.size());
       act.push_back(u.tenant);  // capacity reserved when the tenant appeared
     }
-    tb.mask = static_cast<std::uint16_t>(tb.mask | (1U << u.priority));
+    if (lv.nonempty_pos == npos) {
+      lv.nonempty_pos = static_cast<std::uint32_t>(tb.nonempty.size());
+      tb.nonempty.push_back(u.level);  // capacity reserved in level_of
+    }
     ++ready_[ti(u.tier_)];
   }
 
-  // Drops entries of removed units from the front of a bucket and keeps the bucket mask and the
+  // Drops entries of removed units from the front of a bucket and keeps the non-empty list and the
   // active tenant list in step, so that a front entry is always a ready unit.
-  void after_front_change(std::uint32_t tn, tier t, int p) noexcept {
+  void after_front_change(std::uint32_t tn, tier t, std::uint32_t lvl) noexcept {
     tier_buckets& tb = tenants_[tn].tiers[ti(t)];
-    ring& r = tb.bucket[static_cast<std::size_t>(p)];
+    level& lv = tb.levels[lvl];
+    ring& r = lv.r;
     while (r.stale > 0 && !r.empty() && at(r.front().slot).generation != r.front().generation) {
       r.pop_front();
       --r.stale;
     }
     if (!r.empty()) return;
     r.stale = 0;
-    tb.mask = static_cast<std::uint16_t>(tb.mask & ~(1U << p));
-    if (tb.mask == 0 && tb.active_pos != npos) {
+    if (lv.nonempty_pos != npos) {
+      const std::uint32_t moved = tb.nonempty.back();
+      tb.nonempty[lv.nonempty_pos] = moved;
+      tb.levels[moved].nonempty_pos = lv.nonempty_pos;
+      tb.nonempty.pop_back();
+      lv.nonempty_pos = npos;
+    }
+    if (tb.nonempty.empty() && tb.active_pos != npos) {
       auto& act = active_[ti(t)];
       const std::uint32_t moved = act.back();
       act[tb.active_pos] = moved;
@@ -570,23 +607,23 @@ class scheduling_queue {
     }
   }
 
-  // The best ready unit of tier t, as (tenant, base priority) of its bucket: highest effective
+  // The best ready unit of tier t, as (tenant, level index) of its bucket: highest effective
   // priority; below the starving level the lowest tenant share; then earliest ready time, then
   // earliest arrival. Each bucket is FIFO with one base priority, so its front is its best unit
   // and only fronts are compared.
-  std::pair<std::uint32_t, int> best_in(tier t, double now) const noexcept {
+  std::pair<std::uint32_t, std::uint32_t> best_in(tier t, double now) const noexcept {
     const auto& act = active_[ti(t)];
     const entry* best = nullptr;
-    std::uint32_t best_tn = 0;
-    int best_p = 0, best_eff = -1;
+    std::uint32_t best_tn = 0, best_p = 0;
+    std::int64_t best_eff = 0;
     double best_share = 0.0;
     for (const std::uint32_t tn : act) {
       const tenant_rec& rec = tenants_[tn];
       const tier_buckets& tb = rec.tiers[ti(t)];
-      for (unsigned m = tb.mask; m != 0; m &= m - 1) {
-        const int p = std::countr_zero(m);
-        const entry& e = tb.bucket[static_cast<std::size_t>(p)].front();
-        const int eff = aged(p, now - e.ready);
+      for (const std::uint32_t p : tb.nonempty) {
+        const level& lv = tb.levels[p];
+        const entry& e = lv.r.front();
+        const std::int64_t eff = aged(lv.priority, now - e.ready);
         bool better;
         if (best == nullptr || eff != best_eff) {
           better = best == nullptr || eff > best_eff;
@@ -611,18 +648,18 @@ class scheduling_queue {
 
   // effective_priority() without a division: a multiplication by 1/a, then corrected so that the
   // level is exactly the largest k with k * a <= waited.
-  int aged(int base, double waited) const noexcept {
-    if (!(waited > 0.0)) return base;
+  std::int64_t aged(std::int32_t base, double waited) const noexcept {
+    if (base > seed_max_priority || !(waited > 0.0)) return base;
+    const std::int64_t to_starve = std::int64_t{seed_max_priority} + 1 - base;
     const double x = waited * inv_age_step_;
-    if (x >= static_cast<double>(starving_level + 1)) return starving_level;
-    int k = static_cast<int>(x);
+    if (x >= static_cast<double>(to_starve + 1)) return starving_level;
+    auto k = static_cast<std::int64_t>(x);
     if (static_cast<double>(k + 1) * opts_.age_step_s <= waited) {
       ++k;
     } else if (k > 0 && static_cast<double>(k) * opts_.age_step_s > waited) {
       --k;
     }
-    const int eff = base + k;
-    return eff < starving_level ? eff : starving_level;
+    return k >= to_starve ? starving_level : base + k;
   }
 
   void unpark(std::uint32_t s, double now) {

@@ -44,7 +44,7 @@ tier to_tier(const std::variant<tier, std::string>& v) {
 
 pod make_py_pod(std::string name, milli cpu_milli, mib memory_mib, std::int32_t num_gpu, std::optional<std::int32_t> gpu_milli,
                 std::int32_t gpu_mem_mib, const std::vector<std::string>& allowed_models, const std::string& model_type,
-                std::int32_t priority, const std::variant<qos_class, std::string>& qos,
+                std::int64_t priority, const std::variant<qos_class, std::string>& qos,
                 const std::variant<tier, std::string>& tier_, std::string gang, std::int32_t gang_min_members,
                 std::string tenant, double submit_time) {
   pod p;
@@ -56,7 +56,7 @@ pod make_py_pod(std::string name, milli cpu_milli, mib memory_mib, std::int32_t 
   p.gpu_mem_mib = gpu_mem_mib;
   for (const auto& m : allowed_models) p.allowed_models.emplace_back(m, "pod.allowed_models");
   p.model_type = short_name(model_type, "pod.model_type");
-  p.priority = priority;
+  p.priority = checked_priority(priority, "pod.priority");
   p.qos = to_qos(qos);
   p.tier_ = to_tier(tier_);
   p.gang = std::move(gang);

@@ -33,11 +33,11 @@ struct py_gang_result {
 
 using role_tuple = std::tuple<std::string, pod, std::int32_t, std::int32_t>;
 
-gang_spec make_spec(std::string name, const std::vector<role_tuple>& roles, std::int32_t priority, double submit_time) {
+gang_spec make_spec(std::string name, const std::vector<role_tuple>& roles, std::int64_t priority, double submit_time) {
   gang_spec g;
   g.name = std::move(name);
   for (const auto& [role, member, lo, hi] : roles) g.roles.push_back(gang_role{role, member, lo, hi});
-  g.priority = priority;
+  g.priority = checked_priority(priority, "gang '" + g.name + "'.priority");
   g.submit_time = submit_time;
   return g;
 }
@@ -97,7 +97,7 @@ void register_gang(py::module_& m) {
       .def(
           "place",
           [](py_gang_placer& self, py_cluster& pc, const std::string& name, const std::vector<role_tuple>& roles,
-             std::int32_t priority, double submit_time) {
+             std::int64_t priority, double submit_time) {
             busy_scope sb(self.flag);
             busy_scope cb(pc.flag);
             auto out = std::make_unique<py_gang_result>();

@@ -225,7 +225,7 @@ def pods_from_arrays(
     else:
         share = int_column(gpu_milli, "gpu_milli", n, hi=1000, broadcast=True)
     gmem = int_column(gpu_mem_mib, "gpu_mem_mib", n, hi=2**31 - 1, broadcast=True)
-    prio = int_column(priority, "priority", n, hi=10, broadcast=True)
+    prio = int_column(priority, "priority", n, lo=-(2**31), hi=2**31 - 1, broadcast=True)  # Kubernetes' int32
     models = str_column(model_type, "model_type", n)
     qoses = str_column(qos, "qos", n)
     tiers = str_column(tier, "tier", n)

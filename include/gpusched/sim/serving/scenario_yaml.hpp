@@ -285,7 +285,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     s.gpu_memory_mib = static_cast<std::int32_t>(r.req_integer(n, "gpu_memory_mib", p, 0, sc.nodes.gpu_memory_mib));
     s.cpu_milli = r.integer_or(n, "cpu_milli", p, 0, 0, sc.nodes.cpu_milli);
     s.memory_mib = r.integer_or(n, "memory_mib", p, 0, 0, sc.nodes.memory_mib);
-    s.priority = static_cast<int>(r.integer_or(n, "priority", p, 8, min_priority, max_priority));
+    s.priority = static_cast<int>(r.integer_or(n, "priority", p, 8, seed_min_priority, seed_max_priority));
     if (n["tier"].IsDefined()) s.tier_ = parse_tier(r, n["tier"], p + ".tier");
     s.max_batch = static_cast<int>(r.req_integer(n, "max_batch", p, 1, 4096));
     s.max_wait_s = r.number_or(n, "max_wait_ms", p, 0.0, 0.0, 1e9) / 1000.0;
@@ -331,7 +331,7 @@ inline scenario parse_root(const reader& r, const YAML::Node& root, const std::s
     t.gpu_memory_mib = static_cast<std::int32_t>(r.integer_or(n, "gpu_memory_mib", p, 0, 0, sc.nodes.gpu_memory_mib));
     t.cpu_milli = r.integer_or(n, "cpu_milli", p, 0, 0, sc.nodes.cpu_milli);
     t.memory_mib = r.integer_or(n, "memory_mib", p, 0, 0, sc.nodes.memory_mib);
-    t.priority = static_cast<int>(r.integer_or(n, "priority", p, 2, min_priority, max_priority));
+    t.priority = static_cast<int>(r.integer_or(n, "priority", p, 2, seed_min_priority, seed_max_priority));
     if (n["tier"].IsDefined()) t.tier_ = parse_tier(r, n["tier"], p + ".tier");
     t.duration_s = r.req_number(n, "duration_s", p, 1e-9, big);
     const YAML::Node proxy = r.required(n, "interference_proxy", p);
