@@ -64,6 +64,7 @@
 #include "gpusched/gang/overlay.hpp"
 #include "gpusched/gang/placement.hpp"
 #include "gpusched/gang/result.hpp"
+#include "gpusched/preemption/disruption_budget.hpp"
 #include "gpusched/preemption/preemption.hpp"
 #include "gpusched/preemption/preemption_budget.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
@@ -115,8 +116,10 @@ class gang_preemptor {
   [[nodiscard]] const gang_preemption_options& options() const noexcept { return opts_; }
 
   // The dry run. `offered`: the pods that may be victims (empty: every bound pod). Changes nothing in c.
+  // `pdbs`: the PodDisruptionBudgets of the bound pods (disruption_budget.hpp; none when null),
+  // taken cluster-wide over the candidates most important first, as the reprieve is.
   [[nodiscard]] gang_preemption_result plan(const C& c, const gang_spec& g, double now, const preemption_budget* budget = nullptr,
-                                            std::span<const pod_id> offered = {}) {
+                                            std::span<const pod_id> offered = {}, const disruption_budgets* pdbs = nullptr) {
     validate(g);
     gang_preemption_result res;
     res.gang = g.name;
@@ -150,6 +153,7 @@ class gang_preemptor {
       res.what_ifs = what_ifs_;
       return res;
     }
+    if (pdbs != nullptr && !pdbs->empty()) mark_pdb_violations(*pdbs);
     for (std::uint32_t k = 0; k < units_.size(); ++k) {  // 2.
       if (units_[k].eligible) remove(o, k);
     }
@@ -239,10 +243,10 @@ class gang_preemptor {
 
   // plan + apply when found. The cluster is unchanged when nothing is found.
   gang_preemption_result preempt(C& c, const pod_gang& pg, double now, preemption_budget* budget = nullptr,
-                                 std::span<const pod_id> offered = {})
+                                 std::span<const pod_id> offered = {}, const disruption_budgets* pdbs = nullptr)
     requires MutableCluster<C>
   {
-    gang_preemption_result r = plan(c, pg.spec, now, budget, offered);
+    gang_preemption_result r = plan(c, pg.spec, now, budget, offered, pdbs);
     if (r.found) apply(c, pg, r, now, budget);
     return r;
   }
@@ -251,7 +255,7 @@ class gang_preemptor {
   struct unit {
     std::uint32_t first = 0, count = 0;  // members: all_[first, first + count)
     gang_key gang = no_gang;
-    std::int32_t priority = -1;  // most important member's
+    std::int32_t priority = std::numeric_limits<std::int32_t>::min();  // most important member's
     double start = std::numeric_limits<double>::infinity();  // earliest member start
     std::uint64_t key = std::numeric_limits<std::uint64_t>::max();
     bool violating = false;
@@ -423,6 +427,29 @@ class gang_preemptor {
     return x.key != y.key ? x.key < y.key : a < b;
   }
 
+  // Kubernetes' filterPodsWithPDBViolation over every candidate pod, most important first
+  // (MoreImportantPod, members of a unit together): a violating pod marks its unit violating.
+  void mark_pdb_violations(const disruption_budgets& pdbs) {
+    order_.clear();
+    for (std::uint32_t k = 0; k < units_.size(); ++k) {
+      if (units_[k].eligible) order_.push_back(k);
+    }
+    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
+      const unit& x = units_[a];
+      const unit& y = units_[b];
+      if (x.priority != y.priority) return x.priority > y.priority;
+      if (x.start != y.start) return x.start < y.start;
+      return x.key != y.key ? x.key < y.key : a < b;
+    });
+    tally_.reset(&pdbs);
+    for (const std::uint32_t k : order_) {
+      unit& u = units_[k];
+      for (std::uint32_t i = u.first; i < u.first + u.count; ++i) {
+        if (tally_.take(all_[i].key)) u.violating = violating_[i] = true;
+      }
+    }
+  }
+
   void importance_order(std::vector<std::uint32_t>& order) const {
     order.clear();
     for (std::uint32_t k = 0; k < units_.size(); ++k) {
@@ -498,7 +525,8 @@ class gang_preemptor {
   ineligible_counts ineligible_;
   std::vector<pod_id> offered_;
   std::vector<bound_pod> all_;
-  std::vector<bool> violating_;  // per pod of all_: a budget violation (soft mode)
+  std::vector<bool> violating_;  // per pod of all_: a PDB or (soft mode) preemption budget violation
+  disruption_tally tally_;
   std::vector<unit> units_;
   std::vector<std::uint32_t> order_;
   std::vector<bool> victim_a_, victim_b_;

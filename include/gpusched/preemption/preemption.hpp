@@ -17,7 +17,8 @@
 //   none; it is eligible only if every member is, and every member counts in the cascade.
 // - dev never preempts prod; with protect_guaranteed, Guaranteed pods are never victims.
 // - A preemption budget (preemption_budget.hpp) protects pods preempted too often; in its soft mode
-//   they count as violations instead.
+//   they count as violations instead, alongside PodDisruptionBudget violations
+//   (disruption_budget.hpp; a gang violates when any member does, every violating member counts).
 #pragma once
 
 #include <algorithm>
@@ -36,6 +37,7 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/pod.hpp"
 #include "gpusched/core/reason.hpp"
+#include "gpusched/preemption/disruption_budget.hpp"
 #include "gpusched/preemption/node_overlay.hpp"
 #include "gpusched/preemption/preemption_budget.hpp"
 #include "gpusched/schedule/transaction.hpp"
@@ -78,14 +80,17 @@ constexpr std::int64_t num_preemption_candidates(std::int64_t nodes, std::int64_
 struct preemption_victim {
   pod spec;             // a copy: the plan stays valid whatever happens to the cluster
   bound_pod record;     // id, binding, start, priority, gang, key as bound
-  bool violating = false;  // its budget is spent (soft mode)
+  bool violating = false;  // its PodDisruptionBudget or (soft mode) preemption budget is spent
 };
 
 // The cascade's values for one candidate node, over all of its victims (whole gangs included).
 struct victim_cost {
   std::int64_t violations = 0;
-  std::int32_t highest_priority = -1;
-  std::int64_t priority_sum = 0;  // sum of priority + 2^31 (Kubernetes adds MaxInt32 + 1)
+  std::int32_t highest_priority = std::numeric_limits<std::int32_t>::min();  // of a node with victims
+  // Sum of priority + 2^31 in int64, as Kubernetes' minSumPrioritiesScoreFunc (kubernetes
+  // pkg/scheduler/framework/preemption/preemption.go @00e6d95, pickOneNodeForPreemption): with
+  // 2,000,000,000 priorities an int32 sum would overflow at the second victim.
+  std::int64_t priority_sum = 0;
   std::int64_t count = 0;
   double earliest_start_of_highest = 0.0;
 
@@ -93,8 +98,7 @@ struct victim_cost {
   void add(const bound_pod& v, bool violating) noexcept {
     violations += violating ? 1 : 0;
     priority_sum += std::int64_t{v.priority} + (std::int64_t{1} << 31);
-    ++count;
-    if (v.priority > highest_priority) {
+    if (count++ == 0 || v.priority > highest_priority) {
       highest_priority = v.priority;
       earliest_start_of_highest = v.start_time;
     } else if (v.priority == highest_priority && v.start_time < earliest_start_of_highest) {
@@ -158,8 +162,10 @@ class preemptor {
 
   [[nodiscard]] const preemption_options& options() const noexcept { return opts_; }
 
-  // The dry run: which victims would let p fit, and where. Changes nothing in c.
-  [[nodiscard]] preemption_result plan(const C& c, const pod& p, double now, const preemption_budget* budget = nullptr) {
+  // The dry run: which victims would let p fit, and where. Changes nothing in c. `pdbs`: the
+  // PodDisruptionBudgets of the bound pods (none when null).
+  [[nodiscard]] preemption_result plan(const C& c, const pod& p, double now, const preemption_budget* budget = nullptr,
+                                       const disruption_budgets* pdbs = nullptr) {
     preemption_result res;
     const std::size_t all = num_nodes(c);
     if (p.priority <= min_priority) {
@@ -171,6 +177,7 @@ class preemptor {
     pod_ = &p;
     now_ = now;
     budget_ = (budget != nullptr && !budget->empty()) ? budget : nullptr;
+    pdbs_ = (pdbs != nullptr && !pdbs->empty()) ? pdbs : nullptr;
     if constexpr (!GangIndexed<C>) build_gang_index(c);
 
     const std::size_t want = opts_.sample_candidates
@@ -278,6 +285,7 @@ class preemptor {
     bool violating = false;
     bool eligible = true;  // a gang is eligible only if every member is
     bool victim = false;
+    std::uint32_t pdb_first = 0;  // a gang's members' PDB flags start here in member_pdb_
   };
 
   eligibility eligible(const bound_pod& v) const {
@@ -307,7 +315,8 @@ class preemptor {
           unit_of_[i] = u;
           continue;
         }
-        unit g{bp.gang, static_cast<std::uint32_t>(i), -1, std::numeric_limits<double>::infinity(), bp.key, false, true, false};
+        unit g{bp.gang, static_cast<std::uint32_t>(i), std::numeric_limits<std::int32_t>::min(),
+               std::numeric_limits<double>::infinity(), bp.key, false, true, false};
         for_each_gang_member(bp.gang, [&](const bound_pod& m) {
           const eligibility e = eligible(m);
           if (e == eligibility::no) g.eligible = false;
@@ -336,7 +345,8 @@ class preemptor {
     }
     if (!fits(overlay, n)) return outcome::no_fit;
 
-    // Reprieve, most important first, violating units before the others.
+    // The potential victims most important first (MoreImportantPod), then PDB violations taken in
+    // that order on a fresh copy of the allowances (filterPodsWithPDBViolation).
     order_.clear();
     for (std::uint32_t k = 0; k < units_.size(); ++k) {
       if (units_[k].eligible) order_.push_back(k);
@@ -344,11 +354,30 @@ class preemptor {
     std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
       const unit& x = units_[a];
       const unit& y = units_[b];
-      if (x.violating != y.violating) return x.violating;
       if (x.priority != y.priority) return x.priority > y.priority;
       if (x.start != y.start) return x.start < y.start;
       return x.key < y.key;
     });
+    member_pdb_.clear();
+    if (pdbs_ != nullptr) {
+      tally_.reset(pdbs_);
+      for (const std::uint32_t k : order_) {
+        unit& u = units_[k];
+        if (u.gang == no_gang) {
+          u.violating = tally_.take(pods[u.local].key) || u.violating;
+          continue;
+        }
+        u.pdb_first = static_cast<std::uint32_t>(member_pdb_.size());
+        for_each_gang_member(u.gang, [&](const bound_pod& m) {
+          const bool v = tally_.take(m.key);
+          member_pdb_.push_back(v ? 1 : 0);
+          u.violating = u.violating || v;
+        });
+      }
+    }
+    // Reprieve, most important first, violating units before the others.
+    std::stable_sort(order_.begin(), order_.end(),
+                     [&](std::uint32_t a, std::uint32_t b) { return units_[a].violating && !units_[b].violating; });
     bool any_victim = false;
     for (const std::uint32_t k : order_) {
       apply_unit(overlay, pods, k, +1);
@@ -374,8 +403,10 @@ class preemptor {
       if (u.gang == no_gang) {
         cur_victims_.emplace_back(pods[u.local], u.violating);
       } else {
+        std::uint32_t j = u.pdb_first;
         for_each_gang_member(u.gang, [&](const bound_pod& m) {
-          cur_victims_.emplace_back(m, budget_ != nullptr && budget_->is_protected(m, now_));
+          const bool pdb = pdbs_ != nullptr && member_pdb_[j++] != 0;
+          cur_victims_.emplace_back(m, pdb || (budget_ != nullptr && budget_->is_protected(m, now_)));
         });
       }
     }
@@ -445,6 +476,9 @@ class preemptor {
   const pod* pod_ = nullptr;
   double now_ = 0.0;
   const preemption_budget* budget_ = nullptr;
+  const disruption_budgets* pdbs_ = nullptr;
+  disruption_tally tally_;
+  std::vector<std::uint8_t> member_pdb_;
   std::vector<unit> units_;
   std::vector<std::uint32_t> unit_of_;
   std::vector<std::uint32_t> order_;
