@@ -25,3 +25,20 @@ def test_long_gpu_model_and_model_type() -> None:
     assert r.scheduled and r.node == 0
     assert c.model_replicas(0) == {LLAMA: 1}
     assert gs.GPU(A100).model == A100
+
+
+def test_int32_priorities() -> None:
+    crit = gs.Pod("crit", priority=2_000_000_000)  # system-cluster-critical
+    low = gs.Pod("low", priority=-5)
+    seed = gs.Pod("seed", priority=7)
+    assert crit.priority == 2_000_000_000
+    q = gs.SchedulingQueue()
+    for p in (low, seed, crit):
+        q.push(p, 0.0)
+    order = []
+    while (u := q.pop(0.0)) is not None:
+        order.append(u["pods"][0].name)
+        q.scheduled(u["ticket"], 0.0)
+    assert order == ["crit", "seed", "low"]
+    pods = gs.pods_from_arrays(cpu_milli=[1, 1], priority=np.array([2_000_000_000, -(2**31)]))
+    assert [p.priority for p in pods] == [2_000_000_000, -(2**31)]

@@ -45,8 +45,8 @@ def test_no_victims_of_equal_or_higher_priority() -> None:
     plan = gs.Preemptor().plan(c, gpu_pod("b", 5))
     assert not plan and plan.victims == [] and plan.node is None
     assert "1 hold nothing the pod may preempt" in plan.explanation
-    lowest = gs.Preemptor().plan(c, gpu_pod("z", 0))
-    assert not lowest and "priority 0 is the lowest" in lowest.explanation
+    lowest = gs.Preemptor().plan(c, gpu_pod("z", -(2**31)))  # Kubernetes' int32 minimum
+    assert not lowest and "priority -2147483648 is the lowest" in lowest.explanation
 
 
 def test_a_gang_is_evicted_whole() -> None:
