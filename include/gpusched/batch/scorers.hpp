@@ -151,18 +151,21 @@ inline request_args make_request_args(double cpu, double mem, double gpu) noexce
 // LeastAllocated's (and LoadAware's) weighted mean, every per-node part prepared: the same sum and
 // division as formula::least_requested_mean with reciprocal_division (a resource without capacity
 // scores 0, so it adds nothing, as there; a node whose weight sum is 0 has reciprocal 0, hence 0).
-template <class T>
+// SkipGpu leaves the GPU dimension out (usage_with's rule for a pod that requests no GPU).
+template <class T, bool SkipGpu = false>
 GPUSCHED_BATCH_INLINE GPUSCHED_HD T least_requested_mean_prepared(const resource_columns::view& v, const request_args& a,
                                                                   std::uint32_t n) noexcept {
   using io = lane_io<T>;
   T sum{};
-  const int count = a.skip_gpu ? 2 : resource_kinds;
-  for (int r = 0; r < count; ++r) {
+  for (int r = 0; r < (SkipGpu ? 2 : resource_kinds); ++r) {
     sum += formula::splat<T>(v.weight[r]) *
            formula::least_requested_prepared(io::load(v.free_scaled[r], n), formula::splat<T>(a.request_scaled[r]), io::load(v.rcp[r], n));
   }
-  const T rcp_w = a.skip_gpu ? rcp_weight_sum_without_gpu<T>(v, n) : io::load(v.rcp_weight_sum, n);
-  return formula::reciprocal_division<T>{rcp_w}(sum, T{});
+  if constexpr (SkipGpu) {
+    return formula::reciprocal_division<T>{rcp_weight_sum_without_gpu<T>(v, n)}(sum, T{});
+  } else {
+    return formula::reciprocal_division<T>{io::load(v.rcp_weight_sum, n)}(sum, T{});
+  }
 }
 
 // The inputs of least/most_requested_mean at node n (or at simd_lanes nodes from n): requested =
@@ -231,9 +234,13 @@ struct node_resources_batch {
   template <class T>
   GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     if constexpr (Least) {
-      return least_requested_mean_prepared<T>(v, a, n);
+      return a.skip_gpu ? least_requested_mean_prepared<T, true>(v, a, n) : least_requested_mean_prepared<T>(v, a, n);
     } else {
-      const resource_inputs<T> in(v, a.request, n, a.skip_gpu);
+      if (a.skip_gpu) {
+        const resource_inputs<T> in(v, a.request, n, true);
+        return formula::most_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
+      }
+      const resource_inputs<T> in(v, a.request, n);
       return formula::most_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
     }
   }
