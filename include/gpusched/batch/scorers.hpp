@@ -128,26 +128,44 @@ inline void allocation_of(const node_table& t, node_index n, std::int64_t (&allo
 struct request_args {
   double request[resource_kinds];
   double request_scaled[resource_kinds];  // request * 100, for least_requested_prepared
+  bool skip_gpu = false;  // usage_with's rule: a weighted GPU dimension the pod does not request is not scored
 };
+
+// The reciprocal of the weight sum over cpu and memory only (the GPU dimension skipped), as
+// resource_columns::set computes it for all three: the same correctly rounded 1.0 / sum.
+template <class T>
+GPUSCHED_BATCH_INLINE GPUSCHED_HD T rcp_weight_sum_without_gpu(const resource_columns::view& v, std::uint32_t n) noexcept {
+  using io = lane_io<T>;
+  const T zero{};
+  T ws = zero;
+  for (int r = 0; r < 2; ++r) ws += io::load(v.capacity[r], n) != zero ? formula::splat<T>(v.weight[r]) : zero;
+  const T q = formula::splat<T>(1.0) / (ws == zero ? formula::splat<T>(1.0) : ws);
+  return ws == zero ? zero : q;
+}
 
 inline request_args make_request_args(double cpu, double mem, double gpu) noexcept {
   const double m = static_cast<double>(formula::max_score);
-  return {{cpu, mem, gpu}, {cpu * m, mem * m, gpu * m}};
+  return {{cpu, mem, gpu}, {cpu * m, mem * m, gpu * m}, false};
 }
 
 // LeastAllocated's (and LoadAware's) weighted mean, every per-node part prepared: the same sum and
 // division as formula::least_requested_mean with reciprocal_division (a resource without capacity
 // scores 0, so it adds nothing, as there; a node whose weight sum is 0 has reciprocal 0, hence 0).
-template <class T>
+// SkipGpu leaves the GPU dimension out (usage_with's rule for a pod that requests no GPU).
+template <class T, bool SkipGpu = false>
 GPUSCHED_BATCH_INLINE GPUSCHED_HD T least_requested_mean_prepared(const resource_columns::view& v, const request_args& a,
                                                                   std::uint32_t n) noexcept {
   using io = lane_io<T>;
   T sum{};
-  for (int r = 0; r < resource_kinds; ++r) {
+  for (int r = 0; r < (SkipGpu ? 2 : resource_kinds); ++r) {
     sum += formula::splat<T>(v.weight[r]) *
            formula::least_requested_prepared(io::load(v.free_scaled[r], n), formula::splat<T>(a.request_scaled[r]), io::load(v.rcp[r], n));
   }
-  return formula::reciprocal_division<T>{io::load(v.rcp_weight_sum, n)}(sum, T{});
+  if constexpr (SkipGpu) {
+    return formula::reciprocal_division<T>{rcp_weight_sum_without_gpu<T>(v, n)}(sum, T{});
+  } else {
+    return formula::reciprocal_division<T>{io::load(v.rcp_weight_sum, n)}(sum, T{});
+  }
 }
 
 // The inputs of least/most_requested_mean at node n (or at simd_lanes nodes from n): requested =
@@ -161,7 +179,8 @@ struct resource_inputs {
   formula::reciprocal_division<T> div[resource_kinds];
   formula::reciprocal_division<T> by_weight_sum;
 
-  GPUSCHED_BATCH_INLINE GPUSCHED_HD resource_inputs(const resource_columns::view& v, const double (&request)[resource_kinds], std::uint32_t n) noexcept {
+  GPUSCHED_BATCH_INLINE GPUSCHED_HD resource_inputs(const resource_columns::view& v, const double (&request)[resource_kinds], std::uint32_t n,
+                                                    bool skip_gpu = false) noexcept {
     using io = lane_io<T>;
     for (int r = 0; r < resource_kinds; ++r) {
       requested[r] = io::load(v.base[r], n) + formula::splat<T>(request[r]);
@@ -169,7 +188,8 @@ struct resource_inputs {
       weight[r] = formula::splat<T>(v.weight[r]);
       div[r] = formula::reciprocal_division<T>{io::load(v.rcp[r], n)};
     }
-    by_weight_sum = formula::reciprocal_division<T>{io::load(v.rcp_weight_sum, n)};
+    if (skip_gpu) weight[2] = T{};
+    by_weight_sum = formula::reciprocal_division<T>{skip_gpu ? rcp_weight_sum_without_gpu<T>(v, n) : io::load(v.rcp_weight_sum, n)};
   }
 };
 
@@ -204,16 +224,22 @@ struct node_resources_batch {
   // usage_with(c, p, n, weights.gpu != 0): the pod's request added to the node's allocation.
   static pod_args make_pod_args(const Plugin& s, const prepared&, const pod_table& pods, std::size_t i) noexcept {
     const auto k = static_cast<Eigen::Index>(i);
-    return make_request_args(static_cast<double>(pods.cpu_milli()[k]), static_cast<double>(pods.memory_mib()[k]),
-                             s.weights.gpu != 0 ? static_cast<double>(pods.gpu_milli_total(i)) : 0.0);
+    request_args a = make_request_args(static_cast<double>(pods.cpu_milli()[k]), static_cast<double>(pods.memory_mib()[k]),
+                                       s.weights.gpu != 0 ? static_cast<double>(pods.gpu_milli_total(i)) : 0.0);
+    a.skip_gpu = s.weights.gpu != 0 && pods.gpu_milli_total(i) == 0;
+    return a;
   }
 
   // One node (T = double) or simd_lanes nodes (T = simd_double) from n.
   template <class T>
   GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     if constexpr (Least) {
-      return least_requested_mean_prepared<T>(v, a, n);
+      return a.skip_gpu ? least_requested_mean_prepared<T, true>(v, a, n) : least_requested_mean_prepared<T>(v, a, n);
     } else {
+      if (a.skip_gpu) {
+        const resource_inputs<T> in(v, a.request, n, true);
+        return formula::most_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
+      }
       const resource_inputs<T> in(v, a.request, n);
       return formula::most_requested_mean(in.requested, in.capacity, in.weight, in.div, in.by_weight_sum);
     }
@@ -433,11 +459,13 @@ class int_resource_columns {
 
 struct int_request_args {
   std::int64_t request[resource_kinds];
+  bool skip_gpu = false;  // usage_with's rule: a weighted GPU dimension the pod does not request is not scored
 };
 
 inline int_request_args int_requests(const resource_weights& w, const pod_table& pods, std::size_t i) noexcept {
   const auto k = static_cast<Eigen::Index>(i);
-  return {{pods.cpu_milli()[k], pods.memory_mib()[k], w.gpu != 0 ? pods.gpu_milli_total(i) : 0}};
+  return {{pods.cpu_milli()[k], pods.memory_mib()[k], w.gpu != 0 ? pods.gpu_milli_total(i) : 0},
+          w.gpu != 0 && pods.gpu_milli_total(i) == 0};
 }
 
 // Node n's allocation with the pod's request added, and its capacity, per resource.
@@ -447,6 +475,7 @@ GPUSCHED_HD void requested_and_capacity(const int_resource_columns::view& v, con
     requested[r] = v.allocated[r][n] + a.request[r];
     capacity[r] = v.capacity[r][n];
   }
+  if (a.skip_gpu) capacity[2] = 0;
 }
 
 }  // namespace detail

@@ -43,10 +43,12 @@ struct model_count {
 // when it would break an invariant above. bound_cluster (core/bound_cluster.hpp) adds that
 // bookkeeping and refuses a pod bound twice or released without being bound.
 //
-// Memory per node: bytes_per_node(gpus) of fixed storage (488 bytes with 8 GPUs on x86-64 /
+// Memory per node: bytes_per_node(gpus) of fixed storage (544 bytes with 8 GPUs on x86-64 /
 // libstdc++: a 144-byte record, 32 bytes per GPU, 32-byte name and rack strings, a 24-byte model
-// list), plus heap for names and racks longer than 15 characters, 20 bytes per served model type and
-// one entry of the name index (about 64 bytes plus a copy of the name when over 15 characters).
+// list, a 56-byte node_constraints), plus heap for names and racks longer than 15 characters, 20
+// bytes per served model type, 16 bytes per label and 24 per taint (their texts interned once per
+// distinct text, process-wide), and one entry of the name index (about 64 bytes plus a copy of the
+// name when over 15 characters).
 class in_memory_cluster {
  public:
   in_memory_cluster() = default;
@@ -68,15 +70,18 @@ class in_memory_cluster {
     grow(names_, 1);
     grow(racks_, 1);
     grow(models_, 1);
+    grow(constraints_, 1);
     grow(nodes_, 1);
     std::string name = spec.name;
     std::string rack = spec.rack;
+    node_constraints constraints = spec.constraints;
     index_.emplace(spec.name, idx);  // the last step that may throw
     // Nothing below can throw once capacity is reserved, so a failed add leaves no partial node.
     gpus_.insert(gpus_.end(), spec.gpus.begin(), spec.gpus.end());
     names_.push_back(std::move(name));
     racks_.push_back(std::move(rack));
     models_.emplace_back();
+    constraints_.push_back(std::move(constraints));
     nodes_.push_back(r);
     return idx;
   }
@@ -100,6 +105,15 @@ class in_memory_cluster {
     r.since_base = {r.load.assigned_cpu_since, r.load.assigned_mem_since, r.load.assigned_gpu_milli_since};
     r.since_net = {};
   }
+
+  // Replaces a node's labels, taints and cordon (a host's node update). Validated; throws and
+  // changes nothing.
+  void set_constraints(node_index n, node_constraints k) {
+    check_node(n, "node");
+    validate(k, "node '" + names_[n] + "'.");
+    constraints_[n] = std::move(k);
+  }
+  [[nodiscard]] const node_constraints& constraints(node_index n) const noexcept { return constraints_[n]; }
 
   [[nodiscard]] std::size_t size() const noexcept { return nodes_.size(); }
 
@@ -137,7 +151,8 @@ class in_memory_cluster {
 
   // Fixed bytes of storage per node with `gpus` devices (see the class comment).
   [[nodiscard]] static constexpr std::size_t bytes_per_node(std::size_t gpus) noexcept {
-    return sizeof(record) + gpus * sizeof(gpu_device) + 2 * sizeof(std::string) + sizeof(std::vector<model_count>);
+    return sizeof(record) + gpus * sizeof(gpu_device) + 2 * sizeof(std::string) + sizeof(std::vector<model_count>) +
+           sizeof(node_constraints);
   }
   [[nodiscard]] const node_state& resources(node_index n) const noexcept { return nodes_[n].res; }
   [[nodiscard]] std::span<const gpu_device> gpus(node_index n) const noexcept {
@@ -225,7 +240,7 @@ class in_memory_cluster {
   // The name index is derived from names_, so it takes no part.
   friend bool operator==(const in_memory_cluster& a, const in_memory_cluster& b) {
     return a.nodes_ == b.nodes_ && a.gpus_ == b.gpus_ && a.names_ == b.names_ && a.racks_ == b.racks_ &&
-           a.models_ == b.models_ && a.gpu_memory_ceiling_ == b.gpu_memory_ceiling_;
+           a.models_ == b.models_ && a.constraints_ == b.constraints_ && a.gpu_memory_ceiling_ == b.gpu_memory_ceiling_;
   }
 
   static constexpr std::int64_t no_gpu_memory_ceiling = 0;
@@ -309,6 +324,7 @@ class in_memory_cluster {
   std::vector<std::string> names_;
   std::vector<std::string> racks_;
   std::vector<std::vector<model_count>> models_;
+  std::vector<node_constraints> constraints_;
   std::unordered_map<std::string, node_index, name_hash, std::equal_to<>> index_;
   std::int64_t gpu_memory_ceiling_ = no_gpu_memory_ceiling;
 };
@@ -327,10 +343,18 @@ inline int model_replicas(const in_memory_cluster& c, node_index n, const short_
 inline std::span<const model_count> node_model_types(const in_memory_cluster& c, node_index n) noexcept {
   return c.model_types(n);
 }
+inline std::span<const label> node_labels(const in_memory_cluster& c, node_index n) noexcept {
+  return c.constraints(n).labels;
+}
+inline std::span<const node_taint> node_taints(const in_memory_cluster& c, node_index n) noexcept {
+  return c.constraints(n).taints;
+}
+inline bool node_unschedulable(const in_memory_cluster& c, node_index n) noexcept { return c.constraints(n).unschedulable; }
 inline void reserve(in_memory_cluster& c, const pod& p, const binding& b) { c.reserve(p, b); }
 inline void release(in_memory_cluster& c, const pod& p, const binding& b) { c.release(p, b); }
 
 static_assert(MutableCluster<in_memory_cluster>);
 static_assert(MeasuredLoad<in_memory_cluster> && ServedModels<in_memory_cluster> && NamedNodes<in_memory_cluster>);
+static_assert(LabelledNodes<in_memory_cluster> && TaintedNodes<in_memory_cluster> && CordonableNodes<in_memory_cluster>);
 
 }  // namespace gpusched

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/node_constraints.hpp"
 #include "gpusched/core/short_name.hpp"
 #include "gpusched/core/types.hpp"
 
@@ -45,6 +46,7 @@ struct node_spec {
   mib memory_mib = 0;
   std::vector<gpu_device> gpus;
   std::string rack;  // optional: topology beyond the node (used by gang placement)
+  node_constraints constraints{};  // labels, taints, cordon (NodeAffinity, TaintToleration, NodeUnschedulable)
 
   // Fluent helpers for tests and examples.
   node_spec& add_gpus(int count, std::string_view model, std::int32_t mem_mib, std::int16_t island = 0) {
@@ -79,6 +81,7 @@ inline void validate(const node_spec& n) {
       throw invalid_argument_error(f + "mem_free_mib", "must be within 0..mem_total_mib");
     }
   }
+  validate(n.constraints, at);
 }
 
 inline void validate(const node_metrics& m, const std::string& node_name) {

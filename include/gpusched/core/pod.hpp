@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/node_constraints.hpp"
 #include "gpusched/core/short_name.hpp"
 #include "gpusched/core/types.hpp"
 
@@ -32,6 +33,7 @@ struct pod {
   std::int32_t gang_min_members = 0;
   std::string tenant;
   double submit_time = 0.0;  // seconds
+  placement_ref placement;  // tolerations, nodeSelector, node affinity (core/node_constraints.hpp)
 
   [[nodiscard]] bool wants_gpu() const noexcept { return num_gpu > 0; }
   [[nodiscard]] bool is_gpu_share() const noexcept { return num_gpu > 0 && gpu_milli < gpu_milli_whole; }

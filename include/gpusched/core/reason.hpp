@@ -22,6 +22,9 @@ enum class reason : std::uint8_t {
   memory_load_too_high,
   gpu_load_too_high,
   custom,                   // rejected by a host-defined check
+  node_unschedulable,       // the node is cordoned (NodeUnschedulable)
+  untolerated_taint,        // a NoSchedule / NoExecute taint the pod does not tolerate (TaintToleration)
+  node_affinity_mismatch,   // nodeSelector or required node affinity not met (NodeAffinity)
   count_                    // number of reasons; keep last
 };
 
@@ -41,6 +44,9 @@ constexpr std::string_view to_string(reason r) noexcept {
     case reason::memory_load_too_high: return "memory load above threshold";
     case reason::gpu_load_too_high: return "GPU load above threshold";
     case reason::custom: return "rejected by a custom check";
+    case reason::node_unschedulable: return "unschedulable";
+    case reason::untolerated_taint: return "untolerated taint";
+    case reason::node_affinity_mismatch: return "node affinity/selector mismatch";
     case reason::count_: break;
   }
   return "?";
@@ -74,5 +80,38 @@ struct rejection_counts {
     return s;
   }
 };
+
+// One rejection explained, with the quantities behind it where a check has them: Kubernetes'
+// InsufficientResource{ResourceName, Reason, Requested, Used, Capacity}
+// (pkg/scheduler/framework/plugins/noderesources/fit.go). A check may offer
+//   k.explain(c, p, n) -> reason_detail
+// (preflight/explain.hpp); a host's own check uses it to put its own text and numbers in front of
+// the user (why == reason::custom, text = "Insufficient example.com/licences").
+struct reason_detail {
+  reason why = reason::ok;
+  std::string text;              // the check's own reason text; empty: to_string(why)
+  std::string resource;          // the resource the quantities are of ("cpu"), if any
+  bool has_quantities = false;
+  std::int64_t requested = 0;    // what the pod asks for
+  std::int64_t used = 0;         // what the node has allocated already
+  std::int64_t capacity = 0;     // the node's capacity (under any ceiling)
+
+  [[nodiscard]] bool ok() const noexcept { return why == reason::ok; }
+  // "Insufficient cpu (requested 3000, used 2000, capacity 4000)"; "untolerated taint".
+  [[nodiscard]] std::string to_string() const {
+    std::string s = text.empty() ? std::string(gpusched::to_string(why)) : text;
+    if (has_quantities) {
+      s += " (requested " + std::to_string(requested) + ", used " + std::to_string(used) + ", capacity " +
+           std::to_string(capacity) + ")";
+    }
+    return s;
+  }
+};
+
+// A reason with its quantities, as fit.go's InsufficientResource builds it ("Insufficient cpu").
+inline reason_detail insufficient_resource(reason why, std::string_view resource, std::int64_t requested, std::int64_t used,
+                                           std::int64_t capacity) {
+  return {why, "Insufficient " + std::string(resource), std::string(resource), true, requested, used, capacity};
+}
 
 }  // namespace gpusched

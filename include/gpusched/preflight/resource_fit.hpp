@@ -25,6 +25,22 @@ struct resource_fit {
     if (!within_ceiling(r.mem_allocated, p.memory_mib, r.mem_capacity, memory_ratio_permille)) return reason::insufficient_memory;
     return reason::ok;
   }
+
+  // The rejection with fit.go's InsufficientResource quantities: "Insufficient cpu (requested 3000,
+  // used 2000, capacity 4000)"; capacity is the ceiling under overcommit.
+  template <Cluster C>
+  [[nodiscard]] reason_detail explain(const C& c, const pod& p, node_index n) const {
+    const node_state r = traits_of<C>::node_resources(c, n);
+    switch (check(c, p, n)) {
+      case reason::insufficient_cpu:
+        return insufficient_resource(reason::insufficient_cpu, "cpu", p.cpu_milli, r.cpu_allocated,
+                                     overcommit_ceiling(r.cpu_capacity, cpu_ratio_permille));
+      case reason::insufficient_memory:
+        return insufficient_resource(reason::insufficient_memory, "memory", p.memory_mib, r.mem_allocated,
+                                     overcommit_ceiling(r.mem_capacity, memory_ratio_permille));
+      default: return {};
+    }
+  }
 };
 
 }  // namespace gpusched

@@ -98,12 +98,7 @@ class dynamic_profile {
   struct score_model final : score_concept {
     explicit score_model(S s) : impl(std::move(s)) {}
     void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const override {
-      if constexpr (SpanScorer<S, C>) {
-        impl.score_nodes(c, p, nodes, out);
-      } else {
-        for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = static_cast<std::int64_t>(impl.score(c, p, nodes[j]));
-      }
-      if constexpr (NormalizingScorer<S>) impl.normalize(std::span<std::int64_t>(out, nodes.size()));
+      run_scorer(impl, c, p, nodes, out);  // PreScore (Skip), Score, NormalizeScore
     }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
     S impl;

@@ -13,12 +13,14 @@
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/preflight/gpu_check.hpp"
 #include "gpusched/preflight/load_threshold.hpp"
+#include "gpusched/preflight/node_constraint_checks.hpp"
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/dynamic_profile.hpp"
 #include "gpusched/profile/plugin_args.hpp"
 #include "gpusched/scoring/fgd.hpp"
 #include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
+#include "gpusched/scoring/node_constraint_scores.hpp"
 #include "gpusched/scoring/node_resources.hpp"
 #include "gpusched/scoring/qos_aware.hpp"
 
@@ -312,6 +314,14 @@ plugin_registry<C> plugin_registry<C>::builtins() {
   };
   r.add_score("FGDScore", fgd_score);
   r.add_score("FGD", fgd_score);
+
+  // NodeUnschedulable, TaintToleration, NodeAffinity (preflight/node_constraint_checks.hpp,
+  // scoring/node_constraint_scores.hpp); NodeAffinity's addedAffinity is not read from YAML yet.
+  r.add_check("NodeUnschedulable", [](dynamic_profile<C>& p, const plugin_args& a) { a.allow_only({}); p.add_check(unschedulable_check{}); });
+  r.add_check("TaintToleration", [](dynamic_profile<C>& p, const plugin_args& a) { a.allow_only({}); p.add_check(taint_toleration{}); });
+  r.add_score("TaintToleration", [](dynamic_profile<C>& p, std::int64_t w, const plugin_args& a) { a.allow_only({}); p.add_score(taint_toleration_score{}, w); });
+  r.add_check("NodeAffinity", [](dynamic_profile<C>& p, const plugin_args& a) { a.allow_only({}); p.add_check(node_affinity{}); });
+  r.add_score("NodeAffinity", [](dynamic_profile<C>& p, std::int64_t w, const plugin_args& a) { a.allow_only({}); p.add_score(node_affinity_score{}, w); });
 
   return r;
 }

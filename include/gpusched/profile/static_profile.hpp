@@ -104,8 +104,7 @@ class static_profile<check_list<K...>, score_list<S...>, Selector> {
  private:
   template <class Sc, class C>
   static void score_one(const Sc& s, const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) {
-    for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = s.score(c, p, nodes[j]);
-    if constexpr (NormalizingScorer<Sc>) s.normalize(std::span<std::int64_t>(out, nodes.size()));
+    run_scorer(s, c, p, nodes, out);  // PreScore (Skip), Score, NormalizeScore
   }
 
   std::tuple<K...> checks_;
