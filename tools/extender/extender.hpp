@@ -95,7 +95,7 @@ class extender {
     {
       std::shared_lock lock(mu_);
       g.nodes = st_.cluster.size();
-      g.pods_bound = st_.pods.size();
+      for (const auto& [uid, b] : st_.pods) g.pods_bound += b.reserved ? 1 : 0;
       for (node_index n = 0; n < st_.cluster.size(); ++n) {
         const auto& r = st_.cluster.resources(n);
         g.cpu_milli_capacity += r.cpu_capacity;
@@ -111,7 +111,8 @@ class extender {
   }
 
   // --- state fed by list+watch (and by tests) ---
-  // Replaces the nodes (a list, or a re-list after 410 Gone); pods on nodes that are gone are dropped.
+  // Replaces the nodes (a list, or a re-list after 410 Gone); pods on unknown nodes hold nothing until
+  // their node appears.
   void replace_nodes(std::vector<kube::kube_node> nodes) {
     std::unique_lock lock(mu_);
     rebuild(std::move(nodes), st_.pods);
@@ -243,8 +244,7 @@ class extender {
     std::swap(st_, fresh);
     try {
       for (auto& [uid, b] : pods) {
-        if (!st_.cluster.find(b.node)) continue;  // its node is gone
-        place(b);
+        place(b);  // a pod whose node is not known (yet) is kept unreserved until the node comes
         st_.pods.emplace(uid, std::move(b));
       }
     } catch (...) {
@@ -444,6 +444,10 @@ class extender {
     const std::string node = root.at("Node").str();
     const auto fail = [](const std::string& why) { return answer{200, json{{"Error", why}}.dump(), true}; };
 
+    {
+      std::shared_lock lock(mu_);
+      if (st_.pods.contains(uid)) return fail("pod " + ns + "/" + name + " is already bound");
+    }
     std::optional<kube::kube_pod> kp;
     {
       std::lock_guard lock(pending_mu_);
