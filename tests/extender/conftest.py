@@ -56,11 +56,11 @@ def make_node(name: str, *, cpu: str = "8", memory: str = "32Gi", gpus: int = 2,
 class Extender:
     """A gpusched-extender process on 127.0.0.1 (port chosen by the process)."""
 
-    def __init__(self, *args: str):
+    def __init__(self, *args: str, config: pathlib.Path = CONFIG):
         binary = os.environ.get("GPUSCHED_EXTENDER")
         if not binary or not os.path.exists(binary):
             pytest.skip("GPUSCHED_EXTENDER is not set to a built gpusched-extender (ctest sets it)")
-        self.proc = subprocess.Popen([binary, "--listen", "127.0.0.1:0", "--config", str(CONFIG), *args],
+        self.proc = subprocess.Popen([binary, "--listen", "127.0.0.1:0", "--config", str(config), *args],
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         line = self.proc.stdout.readline()
         if not line.startswith("listening on "):
