@@ -355,27 +355,25 @@ class extender {
       throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
     }
 
-    json failed = json::object(), unresolvable = json::object();
-    json passed_objects = json::array();
-    json passed_names = json::array();
+    std::vector<std::pair<std::string_view, std::string>> unresolvable;
     std::vector<node_index> feasible;
     std::vector<std::size_t> feasible_cand;
     std::vector<reason> why(cands.size(), reason::ok);
     auto prof = borrow_profile();
-    json out;
+    std::string out;
     {
       std::shared_lock lock(mu_);
       feasible.reserve(cands.size());
       for (std::size_t i = 0; i < cands.size(); ++i) {
         auto& c = cands[i];
         if (!c.error.empty()) {
-          unresolvable[c.name] = c.error;
+          unresolvable.emplace_back(c.name, c.error);
           if (!scores) metrics_.unresolvable_node();
           continue;
         }
         const auto n = st_.cluster.find(c.name);
         if (!n) {
-          unresolvable[c.name] = "node '" + c.name + "' is not in gpusched-extender's cache";
+          unresolvable.emplace_back(c.name, "node '" + c.name + "' is not in gpusched-extender's cache");
           if (!scores) metrics_.unresolvable_node();
           continue;
         }
@@ -394,40 +392,92 @@ class extender {
         if (!feasible.empty() && k > 0) prof->score(st_.cluster, kp.spec, feasible, raw.data());
         std::int64_t wsum = 0;
         for (std::size_t s = 0; s < k; ++s) wsum += prof->score_plugin_weight(s);
-        out = json::array();
         std::vector<std::int64_t> score_of(cands.size(), 0);
         for (std::size_t j = 0; j < feasible.size(); ++j) {
           std::int64_t total = 0;
           for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
           score_of[feasible_cand[j]] = extender_score(total, wsum);
         }
-        for (std::size_t i = 0; i < cands.size(); ++i) out.push_back(json{{"Host", cands[i].name}, {"Score", score_of[i]}});
+        // HostPriorityList, written directly (a json tree of 5,000 entries costs more than the decision).
+        out.reserve(cands.size() * 40 + 2);
+        out += '[';
+        for (std::size_t i = 0; i < cands.size(); ++i) {
+          if (i) out += ',';
+          out += "{\"Host\":";
+          append_string(out, cands[i].name);
+          out += ",\"Score\":";
+          out += std::to_string(score_of[i]);
+          out += '}';
+        }
+        out += ']';
       }
     }
     release_profile(std::move(prof));
-    if (scores) return ok(out);
+    if (scores) return {200, std::move(out)};
 
+    // ExtenderFilterResult, written directly as above.
+    out.reserve(cands.size() * 48 + 128);
+    out += "{\"Error\":\"\",\"FailedNodes\":{";
+    bool first = true;
     for (std::size_t i = 0; i < cands.size(); ++i) {
       if (why[i] == reason::ok) continue;
       metrics_.rejection(why[i]);
-      (unresolvable_reason(why[i]) ? unresolvable : failed)[cands[i].name] = std::string(to_string(why[i]));
+      if (unresolvable_reason(why[i])) {
+        unresolvable.emplace_back(cands[i].name, std::string(to_string(why[i])));
+        continue;
+      }
+      if (!first) out += ',';
+      first = false;
+      append_string(out, cands[i].name);
+      out += ':';
+      append_string(out, to_string(why[i]));
     }
-    for (const std::size_t i : feasible_cand) {
-      if (cands[i].object != nullptr) {
-        passed_objects.push_back(*cands[i].object);
-      } else {
-        passed_names.push_back(cands[i].name);
+    out += "},\"FailedAndUnresolvableNodes\":{";
+    first = true;
+    for (const auto& [name, text] : unresolvable) {
+      if (!first) out += ',';
+      first = false;
+      append_string(out, name);
+      out += ':';
+      append_string(out, text);
+    }
+    out += '}';
+    if (nodes_at) {
+      json passed = json::array();
+      for (const std::size_t i : feasible_cand) passed.push_back(*cands[i].object);
+      out += ",\"NodeNames\":null,\"Nodes\":";
+      out += json{{"metadata", json::object()}, {"items", std::move(passed)}}.dump();
+    } else {
+      out += ",\"Nodes\":null,\"NodeNames\":[";
+      first = true;
+      for (const std::size_t i : feasible_cand) {
+        if (!first) out += ',';
+        first = false;
+        append_string(out, cands[i].name);
+      }
+      out += ']';
+    }
+    out += '}';
+    return {200, std::move(out)};
+  }
+
+  // Appends s as a JSON string; plain names are copied, anything needing escapes goes through json.
+  static void append_string(std::string& out, std::string_view s) {
+    bool plain = true;
+    for (const char ch : s) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u < 0x20 || u >= 0x80 || ch == '"' || ch == '\\') {
+        plain = false;
+        break;
       }
     }
-    out = json{{"FailedNodes", failed}, {"FailedAndUnresolvableNodes", unresolvable}, {"Error", ""}};
-    if (nodes_at) {
-      out["Nodes"] = json{{"metadata", json::object()}, {"items", passed_objects}};
-      out["NodeNames"] = nullptr;
+    if (plain) {
+      out += '"';
+      out += s;
+      out += '"';
     } else {
-      out["Nodes"] = nullptr;
-      out["NodeNames"] = passed_names;
+      out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
     }
-    return ok(out);
   }
 
   // A failure that evicting pods cannot cure: the node lacks the GPUs or the model at all.
