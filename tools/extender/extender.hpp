@@ -348,9 +348,13 @@ class extender {
       }
       upsert_nodes(translated);
     } else if (names_at) {
-      const auto items = names_at->items();
-      cands.reserve(items.size());
-      for (const auto& it : items) cands.push_back(candidate{it.str(), nullptr, {}});
+      const json& arr = names_at->value();
+      if (!arr.is_array()) names_at->fail("expected an array, got " + std::string(arr.type_name()));
+      cands.reserve(arr.size());
+      for (std::size_t i = 0; i < arr.size(); ++i) {  // no path string per element unless one is wrong
+        if (!arr[i].is_string()) kube::json_at(arr[i], "NodeNames[" + std::to_string(i) + "]").fail("expected a string, got " + std::string(arr[i].type_name()));
+        cands.push_back(candidate{arr[i].get_ref<const std::string&>(), nullptr, {}});
+      }
     } else {
       throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
     }
