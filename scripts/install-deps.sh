@@ -5,7 +5,8 @@ set -euo pipefail
 
 debs=(cmake g++ make ccache libeigen3-dev libboost-graph-dev doctest-dev libbenchmark-dev
       libyaml-cpp-dev nlohmann-json3-dev libcli11-dev python3 python3-pip ninja-build
-      clang-14 libclang-rt-14-dev)  # clang 14: the second compiler of the header check; libFuzzer's runtime
+      clang-14 libclang-rt-14-dev  # clang 14: the second compiler of the header check; libFuzzer's runtime
+      libcpp-httplib-dev)          # gpusched-extender's HTTP server and API-server client (bookworm: 0.11.4)
 missing=()
 for d in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")
@@ -20,8 +21,11 @@ fi
 # Python packages for python/ (bindings, tests, stubs, plots). Pinned where generated output
 # (stubs, mypy results) must be reproducible.
 py_pkgs=("pybind11==3.1.0" "scikit-build-core==1.1.2" "numpy>=2" matplotlib pytest hypothesis tqdm
-         "pybind11-stubgen==3.0.0" "mypy==2.4.1")
-if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy" 2>/dev/null; then
+         "pybind11-stubgen==3.0.0" "mypy==2.4.1"
+         # tests/extender: requests built from the official client's models; /metrics read by the
+         # official Prometheus text parser.
+         "kubernetes==37.0.2" "prometheus_client==0.26.0")
+if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy, kubernetes, prometheus_client" 2>/dev/null; then
   echo "install-deps: pip install ${py_pkgs[*]}" >&2
   # Debian 12's own python3 refuses system-wide pip installs (PEP 668) unless told otherwise.
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q "${py_pkgs[@]}"

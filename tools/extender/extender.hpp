@@ -1,0 +1,665 @@
+// gpusched-extender's decisions, without HTTP: each verb takes the request body kube-scheduler
+// POSTs and returns the status and body to answer with (k8s.io/kube-scheduler extender/v1 types.go:
+// Go field names, no JSON tags, so "Pod", "Nodes", "NodeNames", "FailedNodes", ...).
+//
+// State: gpusched's in_memory_cluster of the known nodes, with every bound pod reserved on concrete
+// GPU indices, plus the Kubernetes-side records (node objects, pods by UID). One std::shared_mutex
+// guards it: decisions (filter, prioritize) read under a shared lock, so each sees one consistent
+// snapshot; binds, node updates and watch events write under the exclusive lock. A bind reserves
+// first (so that concurrent decisions see the pod as kube-scheduler's "assume" does), calls the API
+// server without the lock, and releases exactly what it reserved when the API server refuses: the
+// state is then as before.
+//
+// Profiles are not shared between threads (a plugin may keep a cache): each request borrows one
+// from a pool of profiles parsed from the same configuration text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/kube/translate.hpp"
+#include "gpusched/profile/config_yaml.hpp"
+#include "metrics.hpp"
+
+namespace gpusched::extender {
+
+using json = nlohmann::json;
+using cluster_t = in_memory_cluster;
+using profile_t = dynamic_profile<cluster_t>;
+
+struct options {
+  std::string scheduler_name = "ai-scheduler";  // the profile of the configuration to use
+  std::size_t max_body_bytes = std::size_t{16} << 20;
+  std::size_t max_pending_pods = 100000;  // pods remembered between filter and bind
+};
+
+struct answer {
+  int status = 200;
+  std::string body;
+  bool refused = false;  // a 200 answer whose Error field is set (counted as an error)
+};
+
+// Posts a Binding (with the annotations to set on the pod) to the API server; returns an error
+// text, or an empty string on success.
+using binder = std::function<std::string(const kube::kube_pod& pod, const std::string& node,
+                                         const std::map<std::string, std::string>& annotations)>;
+// Fetches a pod the extender has not seen in a filter call (bind after a restart).
+using pod_fetcher = std::function<std::optional<kube::kube_pod>(const std::string& ns, const std::string& name)>;
+
+// The extender scale: kube-scheduler accepts 0..MaxExtenderPriority (10) and multiplies by
+// MaxNodeScore / MaxExtenderPriority (kube-scheduler extender/v1 types.go; pkg/scheduler/schedule_one.go).
+// gpusched's weighted sum is sum(score_i * weight_i) with score_i in 0..100, so the extender score is
+// that sum over 100 * sum(weight_i), times 10, rounded half up.
+constexpr std::int64_t extender_score(std::int64_t weighted, std::int64_t weight_sum) noexcept {
+  if (weight_sum <= 0) return 0;
+  const std::int64_t den = 100 * weight_sum;
+  const std::int64_t s = (weighted * 10 + den / 2) / den;
+  return s < 0 ? 0 : (s > 10 ? 10 : s);
+}
+
+class extender {
+ public:
+  extender(std::string config_text, std::string config_source, options opts = {})
+      : config_text_(std::move(config_text)), config_source_(std::move(config_source)), opts_(std::move(opts)) {
+    release_profile(make_profile());  // fails here, at start-up, on a bad configuration
+  }
+
+  void set_binder(binder b) { binder_ = std::move(b); }
+  void set_pod_fetcher(pod_fetcher f) { fetcher_ = std::move(f); }
+  [[nodiscard]] class metrics& metrics() noexcept { return metrics_; }
+
+  // --- verbs ---
+  answer filter(std::string_view body) { return timed(verb::filter, [&] { return do_filter(body, false); }); }
+  answer prioritize(std::string_view body) { return timed(verb::prioritize, [&] { return do_filter(body, true); }); }
+  answer bind(std::string_view body) { return timed(verb::bind, [&] { return do_bind(body); }); }
+  answer preempt(std::string_view body) { return timed(verb::preempt, [&] { return do_preempt(body); }); }
+
+  [[nodiscard]] std::string metrics_text() const {
+    cluster_gauges g;
+    {
+      std::shared_lock lock(mu_);
+      g.nodes = st_.cluster.size();
+      for (const auto& [uid, b] : st_.pods) g.pods_bound += b.reserved ? 1 : 0;
+      for (node_index n = 0; n < st_.cluster.size(); ++n) {
+        const auto& r = st_.cluster.resources(n);
+        g.cpu_milli_capacity += r.cpu_capacity;
+        g.cpu_milli_allocated += r.cpu_allocated;
+        for (const auto& d : st_.cluster.gpus(n)) {
+          ++g.gpus;
+          g.gpu_milli_capacity += gpu_milli_whole;
+          g.gpu_milli_allocated += gpu_milli_whole - d.milli_free;
+        }
+      }
+    }
+    return metrics_.render(g);
+  }
+
+  // --- state fed by list+watch (and by tests) ---
+  // Replaces the nodes (a list, or a re-list after 410 Gone); pods on unknown nodes hold nothing until
+  // their node appears.
+  void replace_nodes(std::vector<kube::kube_node> nodes) {
+    std::unique_lock lock(mu_);
+    rebuild(std::move(nodes), st_.pods);
+  }
+  // Replaces the pods (a list or re-list): bound, non-terminal pods hold resources; pods the extender
+  // bound itself that the API server does not show yet are kept.
+  void replace_pods(const std::vector<kube::kube_pod>& pods) {
+    std::unique_lock lock(mu_);
+    std::unordered_map<std::string, bound> kept;
+    for (const auto& [uid, b] : st_.pods) {
+      if (b.own_bind) kept.emplace(uid, b);
+    }
+    for (const auto& p : pods) {
+      if (!p.node_name.empty() && !p.terminal()) kept.insert_or_assign(p.uid, bound{p.spec, p.node_name, p.gpu_indices.value_or(0), false, {}, false});
+    }
+    auto nodes = st_.nodes;
+    rebuild(std::move(nodes), std::move(kept));
+  }
+  void upsert_node(const kube::kube_node& n) { upsert_nodes({n}); }
+  // Adds or updates nodes; the state is rebuilt once, and only when some node changed.
+  void upsert_nodes(const std::vector<kube::kube_node>& ns) {
+    const auto changed = [&] {
+      for (const auto& n : ns) {
+        const auto i = st_.cluster.find(n.spec.name);
+        if (!i || !same_spec(st_.nodes[*i].spec, n.spec)) return true;
+      }
+      return false;
+    };
+    {
+      std::shared_lock lock(mu_);
+      if (!changed()) return;
+    }
+    std::unique_lock lock(mu_);
+    if (!changed()) return;
+    auto nodes = st_.nodes;
+    for (const auto& n : ns) {
+      if (const auto i = st_.cluster.find(n.spec.name)) {
+        nodes[*i] = n;
+      } else {
+        nodes.push_back(n);
+      }
+    }
+    rebuild(std::move(nodes), st_.pods);
+  }
+  void remove_node(const std::string& name) {
+    std::unique_lock lock(mu_);
+    const auto i = st_.cluster.find(name);
+    if (!i) return;
+    auto nodes = st_.nodes;
+    nodes.erase(nodes.begin() + *i);
+    rebuild(std::move(nodes), st_.pods);
+  }
+  // A pod seen by the watch: bound and running pods hold resources, terminal or deleted ones not.
+  void pod_event(const kube::kube_pod& p, bool deleted) {
+    std::unique_lock lock(mu_);
+    const auto it = st_.pods.find(p.uid);
+    const bool holds = !deleted && !p.node_name.empty() && !p.terminal();
+    if (it != st_.pods.end()) {
+      if (holds) {  // already accounted (our own bind, now confirmed, or an earlier event)
+        it->second.own_bind = false;
+        return;
+      }
+      if (it->second.reserved) st_.cluster.release(it->second.spec, it->second.where);
+      st_.pods.erase(it);
+      return;
+    }
+    if (!holds) return;
+    bound b{p.spec, p.node_name, p.gpu_indices.value_or(0), false, {}, false};
+    place(b);
+    st_.pods.emplace(p.uid, std::move(b));
+  }
+
+  // For tests and benchmarks: a copy of the state's cluster and bound pods by UID.
+  [[nodiscard]] std::size_t bound_pods() const {
+    std::shared_lock lock(mu_);
+    return st_.pods.size();
+  }
+  [[nodiscard]] std::size_t node_count() const {
+    std::shared_lock lock(mu_);
+    return st_.cluster.size();
+  }
+
+ private:
+  struct bound {
+    pod spec;
+    std::string node;
+    gpu_set gpus = 0;     // the devices (from our bind or the pod's annotation; 0: chosen on placing)
+    bool own_bind = false;
+    binding where{};
+    bool reserved = false;
+  };
+  struct state {
+    cluster_t cluster;
+    std::vector<kube::kube_node> nodes;  // by node_index
+    std::unordered_map<std::string, bound> pods;  // by pod UID
+  };
+
+  static bool same_spec(const node_spec& a, const node_spec& b) {
+    return a.name == b.name && a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib && a.gpus == b.gpus && a.rack == b.rack;
+  }
+
+  // Reserves b on its node (devices from b.gpus, or chosen by the profile's selector when unknown);
+  // a pod that no longer fits (its node shrank) is kept unreserved. Caller holds the exclusive lock.
+  void place(bound& b) {
+    b.reserved = false;
+    const auto n = st_.cluster.find(b.node);
+    if (!n) return;
+    gpu_set gpus = b.gpus;
+    if (gpus == 0 && b.spec.wants_gpu()) {
+      auto prof = borrow_profile();
+      gpus = prof->select_gpus(st_.cluster, b.spec, *n);
+      release_profile(std::move(prof));
+      if (gpus == 0) return;
+    }
+    const binding w = make_binding(b.spec, *n, gpus);
+    try {
+      st_.cluster.reserve(b.spec, w);
+    } catch (const invalid_argument_error&) {
+      return;
+    }
+    b.gpus = gpus;
+    b.where = w;
+    b.reserved = true;
+  }
+  void rebuild(std::vector<kube::kube_node> nodes, std::unordered_map<std::string, bound> pods) {
+    state fresh;
+    for (const auto& n : nodes) fresh.cluster.add_node(n.spec);
+    fresh.nodes = std::move(nodes);
+    std::swap(st_, fresh);
+    try {
+      for (auto& [uid, b] : pods) {
+        place(b);  // a pod whose node is not known (yet) is kept unreserved until the node comes
+        st_.pods.emplace(uid, std::move(b));
+      }
+    } catch (...) {
+      std::swap(st_, fresh);
+      throw;
+    }
+  }
+
+  // --- profiles ---
+  std::unique_ptr<profile_t> make_profile() const {
+    auto cfg = parse_scheduler_config<cluster_t>(config_text_, config_source_);
+    return std::make_unique<profile_t>(cfg.profile(opts_.scheduler_name).profile);
+  }
+  std::unique_ptr<profile_t> borrow_profile() const {
+    {
+      std::lock_guard lock(pool_mu_);
+      if (!pool_.empty()) {
+        auto p = std::move(pool_.back());
+        pool_.pop_back();
+        return p;
+      }
+    }
+    return make_profile();
+  }
+  void release_profile(std::unique_ptr<profile_t> p) const {
+    std::lock_guard lock(pool_mu_);
+    pool_.push_back(std::move(p));
+  }
+
+  // --- requests ---
+  static answer bad_request(const std::string& why) { return {400, json{{"Error", why}}.dump()}; }
+  static answer ok(const json& j) { return {200, j.dump()}; }
+
+  template <class F>
+  answer timed(verb v, F&& f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    answer a;
+    try {
+      a = f();
+    } catch (const invalid_argument_error& e) {
+      a = bad_request(e.what());
+    } catch (const json::exception& e) {
+      a = bad_request(std::string("request body: ") + e.what());
+    }
+    const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
+    metrics_.decision(v, a.status == 200 && !a.refused, dt.count());
+    return a;
+  }
+
+  json parse_body(std::string_view body) const {
+    if (body.size() > opts_.max_body_bytes) {
+      throw invalid_argument_error("request body", std::to_string(body.size()) + " bytes exceed the limit of " +
+                                                       std::to_string(opts_.max_body_bytes));
+    }
+    json j = json::parse(body.begin(), body.end());  // throws json::parse_error with the byte position
+    if (!j.is_object()) throw invalid_argument_error("request body", "expected a JSON object");
+    return j;
+  }
+
+  void remember_pending(const kube::kube_pod& p) {
+    if (p.uid.empty()) return;
+    std::lock_guard lock(pending_mu_);
+    if (pending_.insert_or_assign(p.uid, p).second) pending_order_.push_back(p.uid);
+    while (pending_.size() > opts_.max_pending_pods && !pending_order_.empty()) {
+      pending_.erase(pending_order_.front());
+      pending_order_.pop_front();
+    }
+  }
+
+  // filter and prioritize share the parsing and the per-node checks.
+  answer do_filter(std::string_view body, bool scores) {
+    const json req = parse_body(body);
+    const kube::json_at root(req, "");
+    const auto pod_at = root.at("Pod");
+    const kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
+    remember_pending(kp);
+
+    // Candidate nodes: full Node objects (nodeCacheCapable: false) or names (true).
+    struct candidate {
+      std::string name;
+      const json* object = nullptr;  // full-Node mode
+      std::string error;             // untranslatable node
+    };
+    std::vector<candidate> cands;
+    const auto nodes_at = root.get("Nodes");
+    const auto names_at = root.get("NodeNames");
+    if (nodes_at) {
+      const auto items = nodes_at->at("items").items();
+      std::vector<kube::kube_node> translated;
+      cands.reserve(items.size());
+      for (const auto& it : items) {
+        candidate c;
+        c.object = &it.value();
+        c.name = kube::json_at(it.value(), it.path()).at("metadata").at("name").str();
+        try {
+          translated.push_back(kube::translate_node(it.value(), it.path()));
+        } catch (const invalid_argument_error& e) {
+          c.error = e.what();
+        }
+        cands.push_back(std::move(c));
+      }
+      upsert_nodes(translated);
+    } else if (names_at) {
+      const json& arr = names_at->value();
+      if (!arr.is_array()) names_at->fail("expected an array, got " + std::string(arr.type_name()));
+      cands.reserve(arr.size());
+      for (std::size_t i = 0; i < arr.size(); ++i) {  // no path string per element unless one is wrong
+        if (!arr[i].is_string()) kube::json_at(arr[i], "NodeNames[" + std::to_string(i) + "]").fail("expected a string, got " + std::string(arr[i].type_name()));
+        cands.push_back(candidate{arr[i].get_ref<const std::string&>(), nullptr, {}});
+      }
+    } else {
+      throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
+    }
+
+    std::vector<std::pair<std::string_view, std::string>> unresolvable;
+    std::vector<node_index> feasible;
+    std::vector<std::size_t> feasible_cand;
+    std::vector<reason> why(cands.size(), reason::ok);
+    auto prof = borrow_profile();
+    std::string out;
+    {
+      std::shared_lock lock(mu_);
+      feasible.reserve(cands.size());
+      for (std::size_t i = 0; i < cands.size(); ++i) {
+        auto& c = cands[i];
+        if (!c.error.empty()) {
+          unresolvable.emplace_back(c.name, c.error);
+          if (!scores) metrics_.unresolvable_node();
+          continue;
+        }
+        const auto n = st_.cluster.find(c.name);
+        if (!n) {
+          unresolvable.emplace_back(c.name, "node '" + c.name + "' is not in gpusched-extender's cache");
+          if (!scores) metrics_.unresolvable_node();
+          continue;
+        }
+        reason r = reason::ok;
+        prof->filter(st_.cluster, kp.spec, *n, 1, &r);
+        if (r == reason::ok) {
+          feasible.push_back(*n);
+          feasible_cand.push_back(i);
+        } else {
+          why[i] = r;
+        }
+      }
+      if (scores) {
+        const std::size_t k = prof->score_plugin_count();
+        std::vector<std::int64_t> raw(k * feasible.size());
+        if (!feasible.empty() && k > 0) prof->score(st_.cluster, kp.spec, feasible, raw.data());
+        std::int64_t wsum = 0;
+        for (std::size_t s = 0; s < k; ++s) wsum += prof->score_plugin_weight(s);
+        std::vector<std::int64_t> score_of(cands.size(), 0);
+        for (std::size_t j = 0; j < feasible.size(); ++j) {
+          std::int64_t total = 0;
+          for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
+          score_of[feasible_cand[j]] = extender_score(total, wsum);
+        }
+        // HostPriorityList, written directly (a json tree of 5,000 entries costs more than the decision).
+        out.reserve(cands.size() * 40 + 2);
+        out += '[';
+        for (std::size_t i = 0; i < cands.size(); ++i) {
+          if (i) out += ',';
+          out += "{\"Host\":";
+          append_string(out, cands[i].name);
+          out += ",\"Score\":";
+          out += std::to_string(score_of[i]);
+          out += '}';
+        }
+        out += ']';
+      }
+    }
+    release_profile(std::move(prof));
+    if (scores) return {200, std::move(out)};
+
+    // ExtenderFilterResult, written directly as above.
+    out.reserve(cands.size() * 48 + 128);
+    out += "{\"Error\":\"\",\"FailedNodes\":{";
+    bool first = true;
+    for (std::size_t i = 0; i < cands.size(); ++i) {
+      if (why[i] == reason::ok) continue;
+      metrics_.rejection(why[i]);
+      if (unresolvable_reason(why[i])) {
+        unresolvable.emplace_back(cands[i].name, std::string(to_string(why[i])));
+        continue;
+      }
+      if (!first) out += ',';
+      first = false;
+      append_string(out, cands[i].name);
+      out += ':';
+      append_string(out, to_string(why[i]));
+    }
+    out += "},\"FailedAndUnresolvableNodes\":{";
+    first = true;
+    for (const auto& [name, text] : unresolvable) {
+      if (!first) out += ',';
+      first = false;
+      append_string(out, name);
+      out += ':';
+      append_string(out, text);
+    }
+    out += '}';
+    if (nodes_at) {
+      json passed = json::array();
+      for (const std::size_t i : feasible_cand) passed.push_back(*cands[i].object);
+      out += ",\"NodeNames\":null,\"Nodes\":";
+      out += json{{"metadata", json::object()}, {"items", std::move(passed)}}.dump();
+    } else {
+      out += ",\"Nodes\":null,\"NodeNames\":[";
+      first = true;
+      for (const std::size_t i : feasible_cand) {
+        if (!first) out += ',';
+        first = false;
+        append_string(out, cands[i].name);
+      }
+      out += ']';
+    }
+    out += '}';
+    return {200, std::move(out)};
+  }
+
+  // Appends s as a JSON string; plain names are copied, anything needing escapes goes through json.
+  static void append_string(std::string& out, std::string_view s) {
+    bool plain = true;
+    for (const char ch : s) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u < 0x20 || u >= 0x80 || ch == '"' || ch == '\\') {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) {
+      out += '"';
+      out += s;
+      out += '"';
+    } else {
+      out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
+    }
+  }
+
+  // A failure that evicting pods cannot cure: the node lacks the GPUs or the model at all.
+  static bool unresolvable_reason(reason r) {
+    return r == reason::no_gpu || r == reason::gpu_model_not_allowed || r == reason::insufficient_gpu_count;
+  }
+
+  answer do_bind(std::string_view body) {
+    const json req = parse_body(body);
+    const kube::json_at root(req, "");
+    const std::string name = root.at("PodName").str();
+    const std::string ns = root.at("PodNamespace").str();
+    const std::string uid = root.at("PodUID").str();
+    const std::string node = root.at("Node").str();
+    const auto fail = [](const std::string& why) { return answer{200, json{{"Error", why}}.dump(), true}; };
+
+    {
+      std::shared_lock lock(mu_);
+      if (st_.pods.contains(uid)) return fail("pod " + ns + "/" + name + " is already bound");
+    }
+    std::optional<kube::kube_pod> kp;
+    {
+      std::lock_guard lock(pending_mu_);
+      if (const auto it = pending_.find(uid); it != pending_.end()) kp = it->second;
+    }
+    if (!kp && fetcher_) kp = fetcher_(ns, name);
+    if (!kp) return fail("pod " + ns + "/" + name + " (uid " + uid + ") was not seen in a filter call and cannot be fetched");
+    kp->uid = uid;
+
+    bound b{kp->spec, node, 0, true, {}, false};
+    {
+      std::unique_lock lock(mu_);
+      if (st_.pods.contains(uid)) return fail("pod " + ns + "/" + name + " is already bound");
+      const auto n = st_.cluster.find(node);
+      if (!n) return fail("node '" + node + "' is not in gpusched-extender's cache");
+      auto prof = borrow_profile();
+      reason r = reason::ok;
+      prof->filter(st_.cluster, kp->spec, *n, 1, &r);
+      const gpu_set gpus = r == reason::ok ? prof->select_gpus(st_.cluster, kp->spec, *n) : 0;
+      release_profile(std::move(prof));
+      if (r != reason::ok) return fail("pod " + ns + "/" + name + " no longer fits node '" + node + "': " + std::string(to_string(r)));
+      if (kp->spec.wants_gpu() && gpus == 0) return fail("no GPUs of node '" + node + "' fit pod " + ns + "/" + name);
+      b.gpus = gpus;
+      b.where = make_binding(kp->spec, *n, gpus);
+      st_.cluster.reserve(kp->spec, b.where);
+      b.reserved = true;
+      st_.pods.emplace(uid, b);
+    }
+    if (binder_) {
+      std::map<std::string, std::string> annotations;
+      if (kp->spec.wants_gpu()) annotations.emplace(kube::names::annotation_gpu_indices, kube::format_gpu_indices(b.gpus));
+      const std::string err = binder_(*kp, node, annotations);
+      if (!err.empty()) {
+        std::unique_lock lock(mu_);
+        if (const auto it = st_.pods.find(uid); it != st_.pods.end() && it->second.own_bind) {
+          if (it->second.reserved) st_.cluster.release(it->second.spec, it->second.where);
+          st_.pods.erase(it);
+        }
+        return fail("binding pod " + ns + "/" + name + " to '" + node + "': " + err);
+      }
+    }
+    {
+      std::lock_guard lock(pending_mu_);
+      pending_.erase(uid);
+    }
+    return ok(json{{"Error", ""}});
+  }
+
+  // ExtenderPreemptionArgs -> ExtenderPreemptionResult. For each node kube-scheduler proposes,
+  // gpusched's victim rules on its own accounting: all proposed victims leave; if the pod still does
+  // not fit, or a victim is prod and the preemptor dev, the node is dropped; otherwise victims are
+  // added back most important first (higher priority, then earlier submit) while the pod still fits,
+  // as Kubernetes' SelectVictimsOnNode reprieves. Victims the extender does not account (pods without
+  // a record) stay victims. The state is restored before the lock is released.
+  answer do_preempt(std::string_view body) {
+    const json req = parse_body(body);
+    const kube::json_at root(req, "");
+    const kube::kube_pod kp = kube::translate_pod(root.at("Pod").value(), nullptr, "Pod");
+    struct proposal {
+      std::string node;
+      std::vector<std::string> uids;
+      std::int64_t pdb = 0;
+    };
+    std::vector<proposal> props;
+    const auto meta = root.get("NodeNameToMetaVictims");
+    const auto full = root.get("NodeNameToVictims");
+    const auto& src = meta ? meta : full;
+    if (!src) throw invalid_argument_error("NodeNameToMetaVictims", "one of NodeNameToMetaVictims or NodeNameToVictims is required");
+    for (const auto& [node, v] : src->members()) {
+      proposal p{node, {}, 0};
+      if (const auto pdb = v.get("NumPDBViolations")) p.pdb = pdb->integer(0, INT64_MAX);
+      if (const auto pods = v.get("Pods")) {
+        for (const auto& x : pods->items()) {
+          p.uids.push_back(meta ? x.at("UID").str() : x.at("metadata").at("uid").str());
+        }
+      }
+      props.push_back(std::move(p));
+    }
+
+    json out = json::object();
+    auto prof = borrow_profile();
+    {
+      std::unique_lock lock(mu_);
+      for (const auto& p : props) {
+        const auto n = st_.cluster.find(p.node);
+        std::vector<std::string> victims;
+        std::vector<bound*> known;
+        bool allowed = true;
+        for (const auto& uid : p.uids) {
+          const auto it = st_.pods.find(uid);
+          if (it == st_.pods.end() || !it->second.reserved || !n || it->second.where.node != *n) {
+            victims.push_back(uid);
+            continue;
+          }
+          if (kp.spec.tier_ == tier::dev && it->second.spec.tier_ == tier::prod) allowed = false;
+          known.push_back(&it->second);
+        }
+        if (!n) {  // not accounted here: kube-scheduler's proposal stands
+          out[p.node] = meta_victims(p.uids, p.pdb);
+          continue;
+        }
+        if (!allowed) continue;
+        for (bound* b : known) st_.cluster.release(b->spec, b->where);
+        const auto fits = [&] {
+          reason r = reason::ok;
+          prof->filter(st_.cluster, kp.spec, *n, 1, &r);
+          return r == reason::ok && (!kp.spec.wants_gpu() || prof->select_gpus(st_.cluster, kp.spec, *n) != 0);
+        };
+        std::vector<bound*> evicted;
+        if (fits()) {
+          std::stable_sort(known.begin(), known.end(), [](const bound* a, const bound* b) {
+            if (a->spec.priority != b->spec.priority) return a->spec.priority > b->spec.priority;
+            return a->spec.submit_time < b->spec.submit_time;
+          });
+          for (bound* b : known) {
+            st_.cluster.reserve(b->spec, b->where);
+            if (!fits()) {
+              st_.cluster.release(b->spec, b->where);
+              evicted.push_back(b);
+            }
+          }
+          for (bound* b : evicted) {
+            for (const auto& [uid, rec] : st_.pods) {
+              if (&rec == b) victims.push_back(uid);
+            }
+          }
+          out[p.node] = meta_victims(victims, p.pdb);
+        } else {
+          evicted = known;  // the node is dropped; put everything back
+        }
+        for (bound* b : evicted) st_.cluster.reserve(b->spec, b->where);
+      }
+    }
+    release_profile(std::move(prof));
+    return ok(json{{"NodeNameToMetaVictims", out}});
+  }
+  static json meta_victims(const std::vector<std::string>& uids, std::int64_t pdb) {
+    json pods = json::array();
+    for (const auto& u : uids) pods.push_back(json{{"UID", u}});
+    return json{{"Pods", pods}, {"NumPDBViolations", pdb}};
+  }
+
+  std::string config_text_;
+  std::string config_source_;
+  options opts_;
+  binder binder_;
+  pod_fetcher fetcher_;
+  class metrics metrics_;
+
+  mutable std::shared_mutex mu_;
+  state st_;
+
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<profile_t>> pool_;
+
+  std::mutex pending_mu_;
+  std::unordered_map<std::string, kube::kube_pod> pending_;
+  std::deque<std::string> pending_order_;
+};
+
+}  // namespace gpusched::extender
