@@ -23,9 +23,9 @@ fi
 py_pkgs=("pybind11==3.1.0" "scikit-build-core==1.1.2" "numpy>=2" matplotlib pytest hypothesis tqdm
          "pybind11-stubgen==3.0.0" "mypy==2.4.1"
          # tests/extender: requests built from the official client's models; /metrics read by the
-         # official Prometheus text parser.
-         "kubernetes==37.0.2" "prometheus_client==0.26.0")
-if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy, kubernetes, prometheus_client" 2>/dev/null; then
+         # official Prometheus text parser; deploy/'s CRD schema checked by jsonschema.
+         "kubernetes==37.0.2" "prometheus_client==0.26.0" "jsonschema==4.26.0")
+if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy, kubernetes, prometheus_client, jsonschema" 2>/dev/null; then
   echo "install-deps: pip install ${py_pkgs[*]}" >&2
   # Debian 12's own python3 refuses system-wide pip installs (PEP 668) unless told otherwise.
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q "${py_pkgs[@]}"
