@@ -41,7 +41,7 @@ struct bound_pod {
   binding where{};
   double start_time = 0.0;     // seconds, when it was bound
   std::uint64_t key = 0;       // identity that survives re-binding (pod_key(name)): preemption budgets
-  std::int32_t priority = 0;   // 0..10
+  std::int32_t priority = 0;   // any int32 (core/types.hpp)
   std::int32_t gang_min_members = 0;
   tier tier_ = tier::dev;
   qos_class qos = qos_class::burstable;
