@@ -142,7 +142,8 @@ TEST_CASE("kube/translate: Kubernetes' int32 priority, squeezed only as far as t
   CHECK(p.k8s_priority == 2000000000);
   // system-cluster-critical keeps 2e9 once the core holds int32 priorities; until then the top.
   CHECK(p.spec.priority == (gpusched::max_priority >= 2000000000 ? 2000000000 : gpusched::max_priority));
-  CHECK(core_priority(-5) == gpusched::min_priority);
+  CHECK(core_priority(-5) == -5);  // the core holds every int32 priority (issue 13)
+  CHECK(core_priority(-5000000000LL) == gpusched::min_priority);
   CHECK(error_of_pod(R"({"metadata": {"name": "x"}, "spec": {"containers": [], "priority": 4294967296}})"_json) ==
         "spec.priority: 4294967296 is outside -2147483648..2147483647");
 }
@@ -190,9 +191,13 @@ TEST_CASE("kube/translate: nodes from allocatable and GPU feature discovery labe
             .spec.memory_mib == 1953);  // 1999999 KiB / 1024 = 1953.1, rounded down
   CHECK(error_of_node(R"({"metadata": {"name": "g"}, "status": {"allocatable": {"nvidia.com/gpu": "1"}}})"_json) ==
         "metadata.labels.nvidia.com/gpu.product: missing on a node with GPUs");
-  CHECK(error_of_node(R"({"metadata": {"name": "g", "labels": {"nvidia.com/gpu.product": "GeForce-RTX-4090-D", "nvidia.com/gpu.memory": "1"}},
-                          "status": {"allocatable": {"nvidia.com/gpu": "1"}}})"_json) ==
-        "metadata.labels.nvidia.com/gpu.product: 'GeForce-RTX-4090-D' is longer than 15 characters");
+  // Names of any length since issue 13: a long product name is interned, not refused.
+  CHECK(translate_node(R"({"metadata": {"name": "g", "labels": {"nvidia.com/gpu.product": "GeForce-RTX-4090-D", "nvidia.com/gpu.memory": "1"}},
+                          "status": {"allocatable": {"nvidia.com/gpu": "1"}}})"_json)
+            .spec.gpus[0].model.view() == "GeForce-RTX-4090-D");
+  CHECK(error_of_node(R"({"metadata": {"name": "g", "labels": {"nvidia.com/gpu.product": "V100", "nvidia.com/gpu.memory": "lots"}},
+                          "status": {"allocatable": {"nvidia.com/gpu": "1"}}})"_json)
+            .rfind("metadata.labels.nvidia.com/gpu.memory: ", 0) == 0);
   CHECK(error_of_node(R"({"metadata": {"name": "g"}, "status": {"allocatable": {"nvidia.com/gpu": "65"}}})"_json) ==
         "status.allocatable.nvidia.com/gpu: quantity is larger than 64 units");
   CHECK(error_of_node(R"({"metadata": {"name": "g"}, "status": {}})"_json) == "status.allocatable: missing");

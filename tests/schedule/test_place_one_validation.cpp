@@ -37,8 +37,8 @@ TEST_CASE("place_one.an invalid pod is refused, naming the field, and nothing ch
   p.num_gpu = -3;
   CHECK(field_of_place(s, c, p) == "pod 'p'.num_gpu");
   p = make_pod("p").cpu(1000);
-  p.priority = 99;
-  CHECK(field_of_place(s, c, p) == "pod 'p'.priority");
+  p.submit_time = -1.0;  // every int32 priority is valid since issue 13; a negative time is not
+  CHECK(field_of_place(s, c, p) == "pod 'p'.submit_time");
   p = make_pod("p").cpu(1000);
   p.name.clear();
   CHECK(field_of_place(s, c, p) == "pod.name");
