@@ -62,10 +62,10 @@ def test_full_node_mode_filter_prioritize_bind_metrics(extender):
     assert m[("gpusched_extender_node_rejections_total", (("reason", "unknown or untranslatable node"),))] == 1
     assert m[("gpusched_extender_request_duration_seconds_count", (("verb", "prioritize"),))] == 2
     assert m[("gpusched_extender_request_duration_seconds_bucket", (("le", "+Inf"), ("verb", "filter")))] == 1
-    assert gauge(m, "gpusched_cluster_nodes") == 3  # the untranslatable node is not kept
+    assert gauge(m, "gpusched_cluster_nodes") == 4  # v100-a, cpu-only, v100-b, rtx; the untranslatable node is not kept
     assert gauge(m, "gpusched_cluster_pods_bound") == 1
-    assert gauge(m, "gpusched_cluster_gpus") == 4
-    assert gauge(m, "gpusched_cluster_gpu_milli_capacity") == 4000
+    assert gauge(m, "gpusched_cluster_gpus") == 5  # 2 + 0 + 2 + 1
+    assert gauge(m, "gpusched_cluster_gpu_milli_capacity") == 5000
     assert gauge(m, "gpusched_cluster_gpu_milli_allocated") == 500
 
 
