@@ -1,11 +1,15 @@
 // BM_ScheduleOne/<nodes>: one scheduling decision with the seed's profile (GPUCheck + NodeResourcesFit,
 // LoadAware 10 + ModelAffinity 5) on nodes with 8 GPUs each, half full.
+// BM_BindRelease/<observers>: one bound_cluster::bind and unbind of a GPU-share pod, without
+// observers and with the replay's two (running totals, GPU affinity tags): what the observers cost.
 #include <benchmark/benchmark.h>
 
 #include <string>
 
 #include <gpusched/gpusched.hpp>
+#include <gpusched/core/cluster_totals.hpp>
 #include <gpusched/profile/dynamic_profile.hpp>
+#include <gpusched/scoring/fgd_paper/affinity_tags.hpp>
 
 using namespace gpusched;
 
@@ -53,8 +57,31 @@ void BM_ScheduleOne_Dynamic(benchmark::State& state) {
   run(state, d, 100);
 }
 
+template <class Cluster>
+void bind_release(benchmark::State& state) {
+  Cluster c;
+  for (int i = 0; i < 16; ++i) {
+    node_spec n{"node-" + std::to_string(i), 64000, 256 * 1024, {}, ""};
+    n.add_gpus(8, "V100M32", 32768);
+    c.add_node(n);
+  }
+  const pod p = probe_pod();
+  node_index node = 0;
+  for (auto _ : state) {
+    const pod_id id = c.bind(p, make_binding(p, node, 0b1));
+    c.unbind(id);
+    node = (node + 1) % 16;
+  }
+}
+void BM_BindRelease_NoObserver(benchmark::State& state) { bind_release<bound_cluster<>>(state); }
+void BM_BindRelease_TotalsAndTags(benchmark::State& state) {
+  bind_release<bound_cluster<in_memory_cluster, cluster_totals, fgd_paper::gpu_affinity_tags>>(state);
+}
+
 }  // namespace
 
+BENCHMARK(BM_BindRelease_NoObserver)->Name("BM_BindRelease/0");
+BENCHMARK(BM_BindRelease_TotalsAndTags)->Name("BM_BindRelease/2");
 BENCHMARK(BM_ScheduleOne)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ScheduleOne_Dynamic)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ScheduleOne_Adaptive)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMicrosecond);
