@@ -40,6 +40,7 @@
 #include "gpusched/core/bound_pods.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/gpu_summary.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/core/pod.hpp"
 
@@ -322,7 +323,15 @@ const bound_pod* find_bound_pod(const bound_cluster<C, O...>& c, pod_id id) noex
 template <class C, class... O>
 qos_allocation node_qos_allocation(const bound_cluster<C, O...>& c, node_index n) noexcept { return c.qos_on(n); }
 
+// The GpuSummarized hook of a bound_cluster observed by gpu_summary (core/gpu_summary.hpp).
+template <class C, class... O>
+  requires(std::is_same_v<gpu_summary, O> || ...)
+const gpu_free_summary& node_gpu_summary(const bound_cluster<C, O...>& c, node_index n) noexcept {
+  return c.template observer<gpu_summary>().of(n);
+}
+
 static_assert(MutableCluster<bound_cluster<>> && GangIndexed<bound_cluster<>> && QosAccounted<bound_cluster<>>);
 static_assert(NamedNodes<bound_cluster<>> && MeasuredLoad<bound_cluster<>> && ServedModels<bound_cluster<>>);
+static_assert(GpuSummarized<bound_cluster<in_memory_cluster, gpu_summary>> && !GpuSummarized<bound_cluster<>>);
 
 }  // namespace gpusched
