@@ -11,7 +11,7 @@
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/gang/overlay.hpp"
 #include "gpusched/schedule/transaction.hpp"
-#include "gpusched/sim/sim_cluster.hpp"
+#include "gpusched/sim/replay_cluster.hpp"
 #include "support/builders.hpp"
 
 using namespace gpusched;
@@ -286,17 +286,25 @@ TEST_CASE("invariants.cluster_overlay: a what-if release of what is not held, or
   CHECK(c == two_nodes());  // the live cluster is untouched
 }
 
-TEST_CASE("invariants.sim_cluster: a refused reservation or release leaves its totals untouched") {
+TEST_CASE("invariants.replay_cluster: a refused reservation or release leaves its observers' totals untouched") {
   const node_spec nodes[] = {testing::gpu_node("n0", 96000, 65536, 2)};
-  sim::sim_cluster c(nodes);
+  sim::replay_cluster c = sim::make_replay_cluster(nodes);
+  const cluster_totals& t = sim::totals(c);
+  CHECK(t.gpu_milli_capacity() == 2000);
+  CHECK(t.cpu_milli_capacity() == 96000);
   const pod p = make_pod("p").cpu(2000).gpu_share(500);
-  CHECK(field_of([&] { c.release(p, make_binding(p, 0, 0b1)); }) == "binding.cpu_milli");
-  CHECK(c.cpu_milli_allocated() == 0);
-  CHECK(c.gpu_milli_allocated() == 0);
+  CHECK(field_of([&] { c.release(p, make_binding(p, 0, 0b1)); }) == "pod 'p'.name");  // never bound
+  CHECK(t.cpu_milli_allocated() == 0);
+  CHECK(t.gpu_milli_allocated() == 0);
   c.reserve(p, make_binding(p, 0, 0b1));
   const pod big = make_pod("big").gpu_share(600);
   CHECK(field_of([&] { c.reserve(big, make_binding(big, 0, 0b1)); }) == "binding.gpus");  // 500 + 600 > 1000
-  CHECK(c.cpu_milli_allocated() == 2000);
-  CHECK(c.gpu_milli_allocated() == 500);
+  CHECK(t.cpu_milli_allocated() == 2000);
+  CHECK(t.gpu_milli_allocated() == 500);
+  CHECK(gpu_affinity_of(c, 0).distinct == 1);  // only p's share-gpu tag
   CHECK(c.base().gpus(0)[1].milli_free == 1000);
+  c.release(p, make_binding(p, 0, 0b1));
+  CHECK(t.cpu_milli_allocated() == 0);
+  CHECK(t.gpu_milli_allocated() == 0);
+  CHECK(gpu_affinity_of(c, 0).distinct == 0);
 }

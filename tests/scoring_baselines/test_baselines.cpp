@@ -14,7 +14,7 @@
 #include "gpusched/scoring/fgd_paper/gpu_packing.hpp"
 #include "gpusched/scoring/fgd_paper/random_score.hpp"
 #include "gpusched/scoring/scorer.hpp"
-#include "gpusched/sim/sim_cluster.hpp"
+#include "gpusched/sim/replay_cluster.hpp"
 #include "support/builders.hpp"
 #include "support/minimal_cluster.hpp"
 
@@ -27,7 +27,7 @@ static_assert(Scorer<best_fit, archetype::minimal_cluster> && NormalizingScorer<
 static_assert(Scorer<random_score, archetype::minimal_cluster>);
 static_assert(GpuSelector<random_gpus, archetype::minimal_cluster>);
 static_assert(!Scorer<gpu_clustering, in_memory_cluster>);  // needs gpu_affinity_of
-static_assert(Scorer<gpu_clustering, sim::sim_cluster>);
+static_assert(Scorer<gpu_clustering, sim::replay_cluster>);
 
 namespace {
 // Reserves a pod that takes `milli` on each listed device of node n.
@@ -102,14 +102,15 @@ TEST_CASE("baselines.gpu_clustering reads the node's GPU affinity tags") {
   std::vector<node_spec> nodes = {
       testing::gpu_node("empty8", 96000, 1 << 20, 8), testing::gpu_node("share8", 96000, 1 << 20, 8),
       testing::gpu_node("mixed8", 96000, 1 << 20, 8), testing::gpu_node("empty2", 96000, 1 << 20, 2)};
-  sim::sim_cluster c(nodes);
+  sim::replay_cluster c = sim::make_replay_cluster(nodes);
   const pod share = make_pod("s").cpu(1000).gpu_share(300);
+  const pod share2 = make_pod("s2").cpu(1000).gpu_share(300);
   const pod whole = make_pod("w").cpu(1000).gpus(1);
   c.reserve(share, make_binding(share, 1, 0b1));
-  c.reserve(share, make_binding(share, 2, 0b1));
+  c.reserve(share2, make_binding(share2, 2, 0b1));
   c.reserve(whole, make_binding(whole, 2, 0b10));
   c.reserve(make_pod("cpu").cpu(1000), binding{2, 0, 1000, 0, 0, 0});  // CPU-only pods carry no tag
-  CHECK(c.affinity(2).distinct == 2);
+  CHECK(gpu_affinity_of(c, 2).distinct == 2);
   const gpu_clustering g;
   CHECK(g.score(c, share, 0) == 25);                          // no GPU pod yet: 25 * 0 / 8000 + 25
   CHECK(g.score(c, share, 1) == 75);                          // only its own tag: 25 * 300 / 8000 = 0, + 75
@@ -118,7 +119,7 @@ TEST_CASE("baselines.gpu_clustering reads the node's GPU affinity tags") {
   CHECK(g.score(c, share, 3) == 43);                          // 2-GPU node: 25 * 6000 / 8000 = 18, + 25
   CHECK(g.score(c, make_pod("cpu").cpu(1), 1) == 0);
   c.release(share, make_binding(share, 1, 0b1));
-  CHECK(c.affinity(1).distinct == 0);
+  CHECK(gpu_affinity_of(c, 1).distinct == 0);
   CHECK(g.score(c, share, 1) == 25);
 }
 

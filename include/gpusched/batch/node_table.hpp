@@ -117,7 +117,8 @@ class node_table {
                                                          " has less free share than " + std::to_string(b.gpu_milli));
       }
     });
-    const std::uint64_t model = p.model_type.empty() ? 0 : models_.intern(p.model_type, "pod '" + p.name + "'.model_type");
+    std::uint64_t model = p.model_type.empty() ? 0 : models_.bit_of(p.model_type);
+    if (!p.model_type.empty() && model == 0) model = models_.intern(p.model_type, "pod '" + p.name + "'.model_type");
     check_domain(b.node, cpu_allocated_[b.node] + b.cpu_milli, "cpu_allocated");
     check_domain(b.node, mem_allocated_[b.node] + b.memory_mib, "mem_allocated");
     cpu_allocated_[b.node] += b.cpu_milli;
@@ -230,18 +231,28 @@ class node_table {
         served[served_count++] = mc.model;
       }
     }
-    require_room(gpu_models_, std::span<const short_name>(gpu_names.data(), static_cast<std::size_t>(r.gpu_count)),
-                 where(c, n) + ".gpus.model");
-    require_room(models_, std::span<const short_name>(served.data(), served_count), where(c, n) + ".model_types");
-    for (int g = 0; g < r.gpu_count; ++g) {
-      r.model[static_cast<std::size_t>(g)] = gpu_models_.intern(gpu_names[static_cast<std::size_t>(g)], "gpus.model");
+    // (The field names are only spelt out on an error: refresh runs after every reservation of a
+    // bound_cluster observed by node_table_observer and must not allocate.)
+    if (!has_room(gpu_models_, std::span<const short_name>(gpu_names.data(), static_cast<std::size_t>(r.gpu_count)))) {
+      throw invalid_argument_error(where(c, n) + ".gpus.model", "the batch engines support at most 64 distinct names here");
     }
-    for (std::size_t i = 0; i < served_count; ++i) r.models |= models_.intern(served[i], "model_types");
+    if (!has_room(models_, std::span<const short_name>(served.data(), served_count))) {
+      throw invalid_argument_error(where(c, n) + ".model_types", "the batch engines support at most 64 distinct names here");
+    }
+    for (int g = 0; g < r.gpu_count; ++g) {
+      const short_name& m = gpu_names[static_cast<std::size_t>(g)];
+      const std::uint64_t bit = gpu_models_.bit_of(m);
+      r.model[static_cast<std::size_t>(g)] = bit != 0 ? bit : gpu_models_.intern(m, "gpus.model");
+    }
+    for (std::size_t i = 0; i < served_count; ++i) {
+      const std::uint64_t bit = models_.bit_of(served[i]);
+      r.models |= bit != 0 ? bit : models_.intern(served[i], "model_types");
+    }
     return r;
   }
 
-  // Throws unless every name in `names` fits into `dict` (64 bits at most).
-  static void require_room(const name_bits& dict, std::span<const short_name> names, const std::string& field) {
+  // Whether every name in `names` fits into `dict` (64 bits at most).
+  static bool has_room(const name_bits& dict, std::span<const short_name> names) noexcept {
     std::size_t added = 0;
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (dict.find(names[i]) >= 0) continue;
@@ -249,9 +260,7 @@ class node_table {
       for (std::size_t j = 0; j < i; ++j) seen = seen || names[j] == names[i];
       added += seen ? 0 : 1;
     }
-    if (dict.size() + added > static_cast<std::size_t>(name_bits::capacity)) {
-      throw invalid_argument_error(field, "the batch engines support at most 64 distinct names here");
-    }
+    return dict.size() + added <= static_cast<std::size_t>(name_bits::capacity);
   }
 
   void store(node_index n, const row& r) noexcept {

@@ -24,7 +24,11 @@ class pod_table {
   // Validates every pod (gpusched::validate) and its requests against the batch engines' exact
   // domain, and gives the pods' model types bits in `nodes` (so that placing them needs no new
   // bit). Throws invalid_argument_error naming the pod and field; then neither table changes.
-  pod_table(std::span<const pod> pods, node_table& nodes) {
+  pod_table(std::span<const pod> pods, node_table& nodes) { assign(pods, nodes); }
+
+  // The same, into this table: refilling a table of the same size allocates nothing (the per-pod
+  // table path of schedule_one refills a one-pod table for every pod). On a throw nothing changes.
+  void assign(std::span<const pod> pods, node_table& nodes) {
     for (const pod& p : pods) {
       validate(p);
       if (p.cpu_milli > formula::reciprocal_domain_limit || p.memory_mib > formula::reciprocal_domain_limit) {
@@ -32,7 +36,9 @@ class pod_table {
                                      "must be within 0..2^40 for the batch engines");
       }
     }
-    {  // all or nothing for the model-type dictionary
+    bool new_model = false;
+    for (const pod& p : pods) new_model = new_model || (!p.model_type.empty() && nodes.model_types().find(p.model_type) < 0);
+    if (new_model) {  // all or nothing for the model-type dictionary
       name_bits probe = nodes.model_types();
       for (const pod& p : pods) {
         if (!p.model_type.empty()) probe.intern(p.model_type, "pod '" + p.name + "'.model_type");
@@ -62,7 +68,10 @@ class pod_table {
         for (const auto& m : p.allowed_models) allowed |= nodes.gpu_models().bit_of(m);
       }
       allowed_[i] = allowed;
-      model_[i] = p.model_type.empty() ? 0 : nodes.intern_model_type(p.model_type, "pod '" + p.name + "'.model_type");
+      const std::uint64_t known = p.model_type.empty() ? 0 : nodes.model_types().bit_of(p.model_type);
+      model_[i] = p.model_type.empty() ? 0
+                  : known != 0          ? known
+                                        : nodes.intern_model_type(p.model_type, "pod '" + p.name + "'.model_type");
       priority_[i] = p.priority;
       qos_[i] = static_cast<std::uint8_t>(p.qos);
       key_[i] = pod_tie_key(p.name);

@@ -2,9 +2,25 @@
 //
 // It forwards every Cluster hook to the wrapped cluster and records each reservation as a bound
 // pod (PodsOnNodes, GangIndexed, QosAccounted in core/bound_pods.hpp), so that preemption and
-// eviction can ask which pods hold a node. The wrapped cluster keeps its API: add nodes and set
-// loads through base(); reserve and release through the bound_cluster (or its hooks), never
-// through base(), or the records drift from the resources.
+// eviction can ask which pods hold a node. The wrapped cluster keeps its API: set loads through
+// base(); add nodes through add_node() (or base() when no observer keeps per-node state); reserve
+// and release through the bound_cluster (or its hooks), never through base(), or the records drift
+// from the resources.
+//
+// Observers. bound_cluster<C, O...> also tells each observer O (a compile-time pack, so a cluster
+// without observers compiles to exactly the code it had before, and each call is inlined) of every
+// change it makes, in the order listed, after the wrapped cluster accepted it:
+//   o.reserved(const C&, const pod&, const binding&) noexcept   required
+//   o.released(const C&, const pod&, const binding&) noexcept   required
+//   o.attach(const C&)                 optional: the bound_cluster was built over this cluster
+//   o.node_added(const C&, node_index) optional: add_node() added node n
+//   o.node_changed(const C&, node_index) optional: the host changed node n through base() and
+//                                      said so with changed(n) (a measured load, say)
+// Observers keep derived state — running totals (core/cluster_totals.hpp), the FGD paper's GPU
+// affinity tags (scoring/fgd_paper/affinity_tags.hpp), the batch node table
+// (batch/node_table_observer.hpp) — instead of rival cluster types kept in step by hand. reserved
+// and released run where nothing may throw any more, so they must not allocate; observer(O) gives
+// the observer back.
 #pragma once
 
 #include <algorithm>
@@ -14,6 +30,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -22,23 +40,50 @@
 #include "gpusched/core/bound_pods.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/gpu_summary.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/core/pod.hpp"
 
 namespace gpusched {
 
+// An observer of a bound_cluster over C (see the comment at the top of this file).
+template <class O, class C>
+concept BindingObserver = std::is_copy_constructible_v<O> && requires(O& o, const C& c, const pod& p, const binding& b) {
+  { o.reserved(c, p, b) } noexcept;
+  { o.released(c, p, b) } noexcept;
+};
+
 // Memory per bound pod: an 80-byte bound_pod record, a slot holding a copy of the pod
 // (sizeof(pod) + 8 bytes, plus heap for names over 15 characters and allowed models), one name-map
 // entry (about 64 bytes plus the name) and 4 bytes in its gang's member list. Per node: a 24-byte
-// record vector and a 48-byte qos_allocation.
-template <MutableCluster C = in_memory_cluster>
+// record vector and a 48-byte qos_allocation, plus what each observer keeps.
+template <MutableCluster C = in_memory_cluster, BindingObserver<C>... O>
 class bound_cluster {
  public:
-  bound_cluster() = default;
-  explicit bound_cluster(C base) : base_(std::move(base)) {}
+  bound_cluster() { attach(); }
+  explicit bound_cluster(C base) : base_(std::move(base)) { attach(); }
 
   [[nodiscard]] C& base() noexcept { return base_; }
   [[nodiscard]] const C& base() const noexcept { return base_; }
+
+  // The observer of type T (one of O...).
+  template <class T>
+  [[nodiscard]] const T& observer() const noexcept { return std::get<T>(obs_); }
+  template <class T>
+  [[nodiscard]] T& observer() noexcept { return std::get<T>(obs_); }
+
+  // Adds a node to the wrapped cluster (which validates it and throws, changing nothing, on a bad
+  // node) and tells the observers. An observer that runs out of memory here throws std::bad_alloc
+  // with the node added to the wrapped cluster; rebuild the bound_cluster then.
+  node_index add_node(const node_spec& spec)
+    requires requires(C& c) { { c.add_node(spec) } -> std::convertible_to<node_index>; }
+  {
+    const node_index n = base_.add_node(spec);
+    (node_added_to(std::get<O>(obs_), n), ...);
+    return n;
+  }
+  // Tells the observers that node n changed through base() (a load measured, a model deployed).
+  void changed(node_index n) { (node_changed_to(std::get<O>(obs_), n), ...); }
 
   // The clock that stamps start times of pods bound through the Cluster hooks.
   void set_time(double t) {
@@ -99,6 +144,7 @@ class bound_cluster {
       throw;
     }
     // Nothing below allocates or throws.
+    (std::get<O>(obs_).reserved(std::as_const(base_), spec, b), ...);
     auto& list = on_node_[b.node];
     list.push_back(make_bound_pod(spec, id, b, start_time, g));
     qos_[b.node].add(spec.qos, b.cpu_milli, b.memory_mib, +1);
@@ -125,6 +171,7 @@ class bound_cluster {
     const bound_pod rec = list[s.index];
     traits_of<C>::release(base_, s.spec, rec.where);
     // Nothing below allocates or throws.
+    (std::get<O>(obs_).released(std::as_const(base_), s.spec, rec.where), ...);
     if (s.index + 1 != list.size()) {
       list[s.index] = list.back();
       slots_[list[s.index].id].index = s.index;
@@ -146,6 +193,9 @@ class bound_cluster {
     free_.push_back(id);
     --bound_;
   }
+
+  // The MutableCluster reserve hook, as a member (bind without the pod id).
+  void reserve(const pod& p, const binding& b) { bind(p, b); }
 
   // The MutableCluster release hook: the pod is found by name and b must be its recorded binding.
   // Throws invalid_argument_error (and changes nothing) for a pod that is not bound (a release of a
@@ -210,7 +260,24 @@ class bound_cluster {
     bool alive = false;
   };
 
+  void attach() {
+    ((attach_to(std::get<O>(obs_))), ...);
+  }
+  template <class T>
+  void attach_to(T& o) {
+    if constexpr (requires { o.attach(std::as_const(base_)); }) o.attach(std::as_const(base_));
+  }
+  template <class T>
+  void node_added_to(T& o, node_index n) {
+    if constexpr (requires { o.node_added(std::as_const(base_), n); }) o.node_added(std::as_const(base_), n);
+  }
+  template <class T>
+  void node_changed_to(T& o, node_index n) {
+    if constexpr (requires { o.node_changed(std::as_const(base_), n); }) o.node_changed(std::as_const(base_), n);
+  }
+
   C base_;
+  [[no_unique_address]] std::tuple<O...> obs_;
   double now_ = 0.0;
   std::size_t bound_ = 0;
   std::vector<std::vector<bound_pod>> on_node_;
@@ -223,40 +290,48 @@ class bound_cluster {
 };
 
 // Cluster hooks, forwarded to the wrapped cluster.
-template <class C>
-std::size_t node_count(const bound_cluster<C>& c) { return num_nodes(c.base()); }
-template <class C>
-node_state node_resources(const bound_cluster<C>& c, node_index n) { return traits_of<C>::node_resources(c.base(), n); }
-template <class C>
-decltype(auto) node_gpu(const bound_cluster<C>& c, node_index n, int g) { return traits_of<C>::node_gpu(c.base(), n, g); }
-template <NamedNodes C>
-std::string_view node_name(const bound_cluster<C>& c, node_index n) { return traits_of<C>::node_name(c.base(), n); }
-template <MeasuredLoad C>
-const node_metrics* node_load(const bound_cluster<C>& c, node_index n) { return traits_of<C>::node_load(c.base(), n); }
-template <ServedModels C>
-int model_replicas(const bound_cluster<C>& c, node_index n, const short_name& m) {
+template <class C, class... O>
+std::size_t node_count(const bound_cluster<C, O...>& c) { return num_nodes(c.base()); }
+template <class C, class... O>
+node_state node_resources(const bound_cluster<C, O...>& c, node_index n) { return traits_of<C>::node_resources(c.base(), n); }
+template <class C, class... O>
+decltype(auto) node_gpu(const bound_cluster<C, O...>& c, node_index n, int g) { return traits_of<C>::node_gpu(c.base(), n, g); }
+template <NamedNodes C, class... O>
+std::string_view node_name(const bound_cluster<C, O...>& c, node_index n) { return traits_of<C>::node_name(c.base(), n); }
+template <MeasuredLoad C, class... O>
+const node_metrics* node_load(const bound_cluster<C, O...>& c, node_index n) { return traits_of<C>::node_load(c.base(), n); }
+template <ServedModels C, class... O>
+int model_replicas(const bound_cluster<C, O...>& c, node_index n, const short_name& m) {
   return traits_of<C>::model_replicas(c.base(), n, m);
 }
-template <ServedModels C>
-decltype(auto) node_model_types(const bound_cluster<C>& c, node_index n) { return traits_of<C>::node_model_types(c.base(), n); }
-template <class C>
-void reserve(bound_cluster<C>& c, const pod& p, const binding& b) { c.bind(p, b); }
-template <class C>
-void release(bound_cluster<C>& c, const pod& p, const binding& b) { c.release(p, b); }
+template <ServedModels C, class... O>
+decltype(auto) node_model_types(const bound_cluster<C, O...>& c, node_index n) { return traits_of<C>::node_model_types(c.base(), n); }
+template <class C, class... O>
+void reserve(bound_cluster<C, O...>& c, const pod& p, const binding& b) { c.bind(p, b); }
+template <class C, class... O>
+void release(bound_cluster<C, O...>& c, const pod& p, const binding& b) { c.release(p, b); }
 
 // Bound-pod hooks.
-template <class C>
-std::span<const bound_pod> bound_pods(const bound_cluster<C>& c, node_index n) noexcept { return c.pods_on(n); }
-template <class C>
-const pod& bound_pod_spec(const bound_cluster<C>& c, pod_id id) noexcept { return c.spec(id); }
-template <class C>
-std::span<const pod_id> gang_members(const bound_cluster<C>& c, gang_key g) noexcept { return c.gang(g); }
-template <class C>
-const bound_pod* find_bound_pod(const bound_cluster<C>& c, pod_id id) noexcept { return c.find(id); }
-template <class C>
-qos_allocation node_qos_allocation(const bound_cluster<C>& c, node_index n) noexcept { return c.qos_on(n); }
+template <class C, class... O>
+std::span<const bound_pod> bound_pods(const bound_cluster<C, O...>& c, node_index n) noexcept { return c.pods_on(n); }
+template <class C, class... O>
+const pod& bound_pod_spec(const bound_cluster<C, O...>& c, pod_id id) noexcept { return c.spec(id); }
+template <class C, class... O>
+std::span<const pod_id> gang_members(const bound_cluster<C, O...>& c, gang_key g) noexcept { return c.gang(g); }
+template <class C, class... O>
+const bound_pod* find_bound_pod(const bound_cluster<C, O...>& c, pod_id id) noexcept { return c.find(id); }
+template <class C, class... O>
+qos_allocation node_qos_allocation(const bound_cluster<C, O...>& c, node_index n) noexcept { return c.qos_on(n); }
+
+// The GpuSummarized hook of a bound_cluster observed by gpu_summary (core/gpu_summary.hpp).
+template <class C, class... O>
+  requires(std::is_same_v<gpu_summary, O> || ...)
+const gpu_free_summary& node_gpu_summary(const bound_cluster<C, O...>& c, node_index n) noexcept {
+  return c.template observer<gpu_summary>().of(n);
+}
 
 static_assert(MutableCluster<bound_cluster<>> && GangIndexed<bound_cluster<>> && QosAccounted<bound_cluster<>>);
 static_assert(NamedNodes<bound_cluster<>> && MeasuredLoad<bound_cluster<>> && ServedModels<bound_cluster<>>);
+static_assert(GpuSummarized<bound_cluster<in_memory_cluster, gpu_summary>> && !GpuSummarized<bound_cluster<>>);
 
 }  // namespace gpusched

@@ -7,6 +7,7 @@
 #include "gpusched/config.hpp"
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/cluster.hpp"
+#include "gpusched/core/gpu_summary.hpp"
 #include "gpusched/preflight/preflight.hpp"
 
 namespace gpusched {
@@ -35,8 +36,23 @@ struct gpu_check {
     if (!p.wants_gpu()) return reason::ok;
     const int count = traits_of<C>::node_resources(c, n).gpu_count;
     if (count == 0) return reason::no_gpu;
-    int allowed = 0, with_share = 0, with_both = 0;
     const bool any_model = p.allowed_models.empty();
+    if constexpr (GpuSummarized<C>) {
+      // With every model allowed, allowed = count; the summary decides without the device loop
+      // wherever it pins down the loop's counts (core/gpu_summary.hpp).
+      if (any_model) {
+        const gpu_free_summary s = adl::call_node_gpu_summary(c, n);
+        if (count < p.num_gpu) return reason::insufficient_gpu_count;
+        if (s.max_free_milli < p.gpu_milli) return reason::insufficient_gpu_share;  // with_share = 0
+        if (p.gpu_mem_mib <= s.min_free_mem) {  // every device has the memory: with_both = with_share
+          if (p.num_gpu == 1) return reason::ok;  // one device has the share
+          if (p.gpu_milli >= gpu_milli_whole) {   // with_share = the wholly free devices
+            return s.whole_free >= p.num_gpu ? reason::ok : reason::insufficient_gpu_share;
+          }
+        }
+      }
+    }
+    int allowed = 0, with_share = 0, with_both = 0;
     for (int g = 0; g < count; ++g) {
       const gpu_device& d = traits_of<C>::node_gpu(c, n, g);
       // Branch-free counting: which devices are free varies from node to node, so branches here

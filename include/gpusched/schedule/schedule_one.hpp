@@ -7,6 +7,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "gpusched/core/binding.hpp"
@@ -93,15 +94,32 @@ constexpr std::size_t num_feasible_nodes_to_find(int percentage, std::size_t all
   return n < min_feasible_nodes_to_find ? min_feasible_nodes_to_find : n;
 }
 
+// A full-scan fast path for schedule_one: scan.totals(c, p, out) sets `out` to the profile's
+// weighted total on every node of c, in node order, -1 where the node does not fit, and returns
+// true; or returns false to leave the pod to the per-node path. The totals must be exactly those
+// the per-node path computes (gpusched::batch::table_scan, batch/table_scan.hpp, computes them with
+// the batch formulas from a node table kept in step with the cluster). no_node_scan: no fast path.
+struct no_node_scan {};
+template <class S, class C>
+concept NodeScan = requires(S& s, const C& c, const pod& p, std::span<const std::int32_t>& out) {
+  { s.totals(c, p, out) } -> std::same_as<bool>;
+};
+
 // A scheduler holds what persists between cycles: the profile, the seeded tie-break generator,
 // the round-robin start index, and scratch buffers that are reused so that scheduling a pod
 // allocates nothing after the first few cycles.
-template <Cluster C, class Profile>
+//
+// With a NodeScan (third parameter), a full scan (percentage_of_nodes_to_score = 100) without
+// explain_scores takes the scan's totals: nodes it rejects are filtered one run at a time for
+// their reasons (as the per-node path does), the rest are not filtered or scored per node, and
+// the same tie-break picks among the same totals in the same order. Decisions, reasons and
+// counts are those of the per-node path (tests/batch/test_table_scan.cpp).
+template <Cluster C, class Profile, class Scan = no_node_scan>
   requires SchedulingProfile<Profile, C>
 class scheduler {
  public:
   explicit scheduler(Profile profile, schedule_options opts = {})
-      : profile_(std::move(profile)), opts_(opts), rng_(opts.seed ^ 0x9E3779B97F4A7C15ULL) {
+      : profile_(std::move(profile)), opts_(opts), scan_(make_scan(profile_, opts)), rng_(opts.seed ^ 0x9E3779B97F4A7C15ULL) {
     if (opts.percentage_of_nodes_to_score < 0 || opts.percentage_of_nodes_to_score > 100) {
       throw invalid_argument_error("schedule_options.percentage_of_nodes_to_score", "must be within 0..100");
     }
@@ -109,12 +127,30 @@ class scheduler {
 
   [[nodiscard]] const Profile& profile() const noexcept { return profile_; }
   [[nodiscard]] const schedule_options& options() const noexcept { return opts_; }
+  [[nodiscard]] Scan& scan() noexcept { return scan_; }
+  // Pods decided from the scan's totals, and pods the scan declined or contradicted (a node it
+  // rejected that the per-node checks accept: the per-node path then decided).
+  [[nodiscard]] std::uint64_t scanned_decisions() const noexcept { return scanned_; }
+  [[nodiscard]] std::uint64_t scan_fallbacks() const noexcept { return fallbacks_; }
 
   // Decides where p would go; changes nothing in c.
   [[nodiscard]] schedule_result schedule_one(const C& c, const pod& p) {
     schedule_result res;
     const std::size_t all = num_nodes(c);
     if (all == 0) return res;
+    if constexpr (NodeScan<Scan, C>) {
+      if (opts_.percentage_of_nodes_to_score == 100 && !opts_.explain_scores) {
+        std::span<const std::int32_t> totals;
+        if (scan_.totals(c, p, totals) && totals.size() == all && from_totals(c, p, totals, res)) {
+          ++scanned_;
+          if (feasible_.empty()) return res;
+          choose(c, p, res);
+          return res;
+        }
+        ++fallbacks_;
+        res = schedule_result{};
+      }
+    }
     const std::size_t want = num_feasible_nodes_to_find(opts_.percentage_of_nodes_to_score, all);
     if (next_start_ >= all) next_start_ = 0;
 
@@ -146,7 +182,79 @@ class scheduler {
     const std::size_t m = feasible_.size();
     raw_.assign(plugins * m, 0);
     if (plugins > 0) profile_.score(c, p, std::span<const node_index>(feasible_), raw_.data());
+    totals_.resize(m);
+    for (std::size_t j = 0; j < m; ++j) {
+      std::int64_t total = 0;
+      for (std::size_t k = 0; k < plugins; ++k) total += raw_[k * m + j] * weights_at(k);
+      totals_[j] = total;
+    }
+    const std::size_t best = choose(c, p, res);
+    if (opts_.explain_scores) {
+      res.breakdown.reserve(plugins);
+      for (std::size_t k = 0; k < plugins; ++k) {
+        res.breakdown.push_back(plugin_score{profile_.score_plugin_name(k), raw_[k * m + best], weights_at(k)});
+      }
+    }
+    return res;
+  }
 
+  // Decides and reserves. Returns the decision; the cluster changes only when scheduled. An invalid
+  // pod (validate(pod)) throws and changes nothing.
+  schedule_result place_one(C& c, const pod& p)
+    requires MutableCluster<C>
+  {
+    validate(p);  // throws invalid_argument_error naming the field; allocates nothing for a valid pod
+    schedule_result res = schedule_one(c, p);
+    if (res.scheduled) traits_of<C>::reserve(c, p, res.where);
+    return res;
+  }
+
+ private:
+  static constexpr std::size_t chunk = 512;
+
+  static Scan make_scan(const Profile& prof, const schedule_options& o) {
+    if constexpr (std::is_constructible_v<Scan, const Profile&, const schedule_options&>) {
+      return Scan(prof, o);
+    } else {
+      return Scan();
+    }
+  }
+
+  // The filter step of a full scan from the scan's totals: the feasible nodes in node order with
+  // their totals, and each rejected node's reason from the per-node checks (runs of rejected nodes
+  // at a time). False when a node the scan rejected passes the per-node checks.
+  bool from_totals(const C& c, const pod& p, std::span<const std::int32_t> totals, schedule_result& res) {
+    const std::size_t all = totals.size();
+    if (next_start_ >= all) next_start_ = 0;  // as the per-node path; a full scan leaves it in place
+    feasible_.clear();
+    totals_.clear();
+    std::size_t j = 0;
+    while (j < all) {
+      if (totals[j] >= 0) {
+        feasible_.push_back(static_cast<node_index>(j));
+        totals_.push_back(totals[j]);
+        res.rejections.add(reason::ok);
+        ++j;
+        continue;
+      }
+      std::size_t k = j + 1;
+      while (k < all && totals[k] < 0 && k - j < chunk) ++k;
+      profile_.filter(c, p, static_cast<node_index>(j), k - j, reasons_);
+      for (std::size_t i = 0; i < k - j; ++i) {
+        if (reasons_[i] == reason::ok) return false;
+        res.rejections.add(reasons_[i]);
+      }
+      j = k;
+    }
+    res.rejections.examined = static_cast<std::uint32_t>(all);
+    res.feasible = static_cast<std::uint32_t>(feasible_.size());
+    return true;
+  }
+
+  // selectHost over feasible_ / totals_, then the devices; fills res and returns the chosen
+  // position in feasible_.
+  std::size_t choose(const C& c, const pod& p, schedule_result& res) {
+    const std::size_t m = feasible_.size();
     // selectHost: highest weighted sum; reservoir sampling among ties (schedule_one.go, selectHost),
     // driven by the scheduler's seeded generator so equal inputs and seed give equal decisions.
     std::size_t best = 0;
@@ -156,8 +264,7 @@ class scheduler {
     const std::uint64_t pod_key = hashed ? pod_tie_key(p.name) : 0;
     std::uint64_t best_key = 0;
     for (std::size_t j = 0; j < m; ++j) {
-      std::int64_t total = 0;
-      for (std::size_t k = 0; k < plugins; ++k) total += raw_[k * m + j] * weights_at(k);
+      const std::int64_t total = totals_[j];
       if (hashed) {  // the largest (score, key, lowest index) wins; keys only computed for contenders
         if (j == 0 || total >= best_score) {
           const std::uint64_t key = tie_key(opts_.seed, pod_key, feasible_[j]);
@@ -186,28 +293,8 @@ class scheduler {
     res.scheduled = true;
     res.where = make_binding(p, n, gpus);
     res.score = best_score;
-    if (opts_.explain_scores) {
-      res.breakdown.reserve(plugins);
-      for (std::size_t k = 0; k < plugins; ++k) {
-        res.breakdown.push_back(plugin_score{profile_.score_plugin_name(k), raw_[k * m + best], weights_at(k)});
-      }
-    }
-    return res;
+    return best;
   }
-
-  // Decides and reserves. Returns the decision; the cluster changes only when scheduled. An invalid
-  // pod (validate(pod)) throws and changes nothing.
-  schedule_result place_one(C& c, const pod& p)
-    requires MutableCluster<C>
-  {
-    validate(p);  // throws invalid_argument_error naming the field; allocates nothing for a valid pod
-    schedule_result res = schedule_one(c, p);
-    if (res.scheduled) traits_of<C>::reserve(c, p, res.where);
-    return res;
-  }
-
- private:
-  static constexpr std::size_t chunk = 512;
 
   std::int64_t weights_at(std::size_t k) const {
     if (weights_.size() != profile_.score_plugin_count()) {
@@ -226,11 +313,14 @@ class scheduler {
 
   Profile profile_;
   schedule_options opts_;
+  [[no_unique_address]] Scan scan_;
   std::uint64_t rng_;
+  std::uint64_t scanned_ = 0, fallbacks_ = 0;
   std::size_t next_start_ = 0;
   reason reasons_[chunk]{};
   std::vector<node_index> feasible_;
   std::vector<std::int64_t> raw_;
+  std::vector<std::int64_t> totals_;  // weighted total per feasible node
   mutable std::vector<std::int64_t> weights_;
 };
 

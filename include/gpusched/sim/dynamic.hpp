@@ -36,7 +36,7 @@
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/sim/metrics.hpp"
 #include "gpusched/sim/rng.hpp"
-#include "gpusched/sim/sim_cluster.hpp"
+#include "gpusched/sim/replay_cluster.hpp"
 #include "gpusched/sim/trace.hpp"
 
 namespace gpusched::sim {
@@ -84,7 +84,7 @@ struct dynamic_result {
 };
 
 template <class Profile>
-requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(const trace& t, Profile profile,
+requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(const trace& t, Profile profile,
                                                                             const dynamic_options& o,
                                                                             std::string policy_name = {}) {
   check_replayable(t);
@@ -99,11 +99,11 @@ requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(cons
   rng r(o.seed);
   std::vector<node_spec> nodes(t.nodes);
   r.shuffle(std::span<node_spec>(nodes));
-  sim_cluster c(nodes);
+  replay_cluster c = make_replay_cluster(nodes);
   schedule_options so;
   so.seed = o.seed;
   so.tie_break = o.ties;
-  scheduler<sim_cluster, Profile> s(std::move(profile), so);
+  scheduler<replay_cluster, Profile> s(std::move(profile), so);
   frag_tracker frag(*t.typical, c);
 
   const std::size_t n = t.pods.size();
@@ -150,7 +150,7 @@ requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(cons
   dynamic_result res;
   res.policy = std::move(policy_name);
   res.seed = o.seed;
-  res.gpu_capacity = c.gpu_milli_capacity();
+  res.gpu_capacity = totals(c).gpu_milli_capacity();
   res.pods = n;
   res.start = arrive[arrivals.front()];
 
@@ -160,12 +160,12 @@ requires SchedulingProfile<Profile, sim_cluster> dynamic_result run_dynamic(cons
   res.end = arrive[arrivals.back()];
   auto advance = [&](std::int64_t now) {
     while (next_sample <= now) {  // the state held since `last`, sampled at each period boundary
-      res.samples.push_back(dynamic_sample{next_sample, c.gpu_milli_allocated(), running.size(), pending.size(),
+      res.samples.push_back(dynamic_sample{next_sample, totals(c).gpu_milli_allocated(), running.size(), pending.size(),
                                            frag.total().fragment()});
       next_sample += o.sample_period;
     }
     const double dt = static_cast<double>(std::min(now, res.end) - std::min(last, res.end));
-    alloc_integral += static_cast<double>(c.gpu_milli_allocated()) * dt;
+    alloc_integral += static_cast<double>(totals(c).gpu_milli_allocated()) * dt;
     pending_integral += static_cast<double>(pending.size()) * dt;
     last = now;
   };

@@ -35,7 +35,7 @@
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/sim/metrics.hpp"
 #include "gpusched/sim/rng.hpp"
-#include "gpusched/sim/sim_cluster.hpp"
+#include "gpusched/sim/replay_cluster.hpp"
 #include "gpusched/sim/trace.hpp"
 
 namespace gpusched::sim {
@@ -150,11 +150,23 @@ struct paper_result {
   }
 };
 
+// Binds an arrival; the k-th clone (k >= 1) of a trace pod is bound under the name "<name>#<k>",
+// since the cluster records bound pods by name. Scheduling saw the pod under its own name.
+inline void bind_arrival(replay_cluster& c, const pod& p, const binding& b, std::uint32_t k) {
+  if (k == 0) {
+    c.bind(p, b);
+    return;
+  }
+  pod clone = p;
+  clone.name += "#" + std::to_string(k);
+  c.bind(clone, b);
+}
+
 // Replays the trace under the paper's protocol with `profile` (any SchedulingProfile over
-// sim_cluster). The scheduler's tie-break is seeded with o.seed. A trace without pods, without
+// replay_cluster). The scheduler's tie-break is seeded with o.seed. A trace without pods, without
 // nodes or without GPUs throws invalid_argument_error: every metric is a share of GPU capacity.
 template <class Profile>
-requires SchedulingProfile<Profile, sim_cluster> paper_result run_paper(const trace& t, Profile profile,
+requires SchedulingProfile<Profile, replay_cluster> paper_result run_paper(const trace& t, Profile profile,
                                                                         const paper_options& o,
                                                                         std::string policy_name = {}) {
   check_replayable(t);
@@ -163,32 +175,33 @@ requires SchedulingProfile<Profile, sim_cluster> paper_result run_paper(const tr
   const std::vector<std::uint32_t> order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);
   std::vector<node_spec> nodes(t.nodes);
   r.shuffle(std::span<node_spec>(nodes));
-  sim_cluster c(nodes);
+  replay_cluster c = make_replay_cluster(nodes);
   schedule_options so;
   so.seed = o.seed;
   so.tie_break = o.ties;
-  scheduler<sim_cluster, Profile> s(std::move(profile), so);
+  scheduler<replay_cluster, Profile> s(std::move(profile), so);
   frag_tracker frag(*t.typical, c);
 
   paper_result res;
   res.policy = std::move(policy_name);
   res.seed = o.seed;
   res.tune = o.tune;
-  res.gpu_capacity = c.gpu_milli_capacity();
+  res.gpu_capacity = totals(c).gpu_milli_capacity();
   if (o.record_events) res.events.reserve(order.size());
+  std::vector<std::uint32_t> bound(t.requests.size(), 0);  // copies of each trace pod bound so far
   milli arrived = 0;
   for (const std::uint32_t idx : order) {
     const pod& p = t.requests[idx];
     arrived += p.gpu_milli_total();
     const schedule_result d = s.schedule_one(c, p);
     if (d.scheduled) {
-      c.reserve(p, d.where);
+      bind_arrival(c, p, d.where, bound[idx]++);
       frag.update(c, d.where.node);
     } else {
       ++res.pods_failed;
       ++res.failed_by_shape[shape_key(p)];
     }
-    const event_sample e{arrived, c.gpu_milli_allocated(), frag.total().fragment(), frag.total().idle()};
+    const event_sample e{arrived, totals(c).gpu_milli_allocated(), frag.total().fragment(), frag.total().idle()};
     if (o.record_events) res.events.push_back(e);
     res.final = e;
   }

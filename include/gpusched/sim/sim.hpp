@@ -9,5 +9,5 @@
 #include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/policies.hpp"
 #include "gpusched/sim/rng.hpp"
-#include "gpusched/sim/sim_cluster.hpp"
+#include "gpusched/sim/replay_cluster.hpp"
 #include "gpusched/sim/trace.hpp"

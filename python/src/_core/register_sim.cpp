@@ -123,14 +123,14 @@ struct sim_python_scorer {
   std::string label;
   std::shared_ptr<gil_safe_object> fn;
   [[nodiscard]] std::string_view name() const noexcept { return label; }
-  void score_nodes(const sim::sim_cluster& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
+  void score_nodes(const sim::replay_cluster& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
     python_scores(fn->obj, label, c.base(), p, nodes, out);
   }
 };
-static_assert(SpanScorer<sim_python_scorer, sim::sim_cluster>);
+static_assert(SpanScorer<sim_python_scorer, sim::replay_cluster>);
 
-dynamic_profile<sim::sim_cluster> python_policy(const py::object& fn, const std::string& name) {
-  dynamic_profile<sim::sim_cluster> prof;
+dynamic_profile<sim::replay_cluster> python_policy(const py::object& fn, const std::string& name) {
+  dynamic_profile<sim::replay_cluster> prof;
   prof.add_check(resource_fit{}).add_check(gpu_check{});
   prof.add_score(sim_python_scorer{name, std::make_shared<gil_safe_object>(fn)}, 1);
   return prof;
