@@ -26,6 +26,7 @@
 #include "gpusched/preemption/preemption.hpp"
 #include "gpusched/preemption/preemption_budget.hpp"
 #include "gpusched/profile/static_profile.hpp"
+#include "gpusched/queue/queue_sort.hpp"
 #include "gpusched/queue/scheduling_queue.hpp"
 #include "gpusched/gang/gang.hpp"
 #include "gpusched/gang/placement.hpp"
@@ -276,6 +277,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   preemption_budget budget(w.budget);
   preemption_budget* bud = w.preemption_budget ? &budget : nullptr;
   scheduling_queue queue(w.queue);
+  priority_sort_queue by_priority;  // kube-default's order (queue/queue_sort.hpp)
   gpu_memory_monitor monitor(w.leak);
   w.eviction.validate();
 
@@ -347,8 +349,12 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     if (w.two_tier_queue) queue.released(r.p);
   };
   auto push = [&](detail::pod_rec& r) {
-    if (!w.two_tier_queue || r.queued) return;
-    queue.push(r.p, now);
+    if (r.queued) return;
+    if (w.two_tier_queue) {
+      queue.push(r.p, now);
+    } else {
+      by_priority.push(r.p, now, r.seq);  // equal priorities in submission (pod) order
+    }
     r.queued = true;
   };
 
@@ -438,37 +444,33 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     return true;
   };
 
-  std::vector<std::size_t> order;
+  // One scheduling cycle over any QueueSort: each unit popped once (a gang is one unit in the
+  // two-tier queue; the priority sort pops pods, and a gang member places its whole gang under
+  // all-or-nothing), then scheduled or unschedulable with its rejections.
+  auto drain = [&](auto& q) {
+    while (auto u = q.pop(now)) {
+      bool ok = true;
+      for (const pod* pp : u->pods) {
+        const std::size_t i = by_name.at(pp->name);
+        ok = place_unit(i) && ok;
+        if (!ok && w.gang_all_or_nothing && pods[i].job >= 0) break;
+      }
+      if (ok) {
+        for (const pod* pp : u->pods) pods[by_name.at(pp->name)].queued = false;
+        q.scheduled(u->ticket, now);
+      } else {
+        q.unschedulable(u->ticket, now, why);
+      }
+    }
+  };
   auto cycle = [&] {
     cl.set_time(now);
     std::fill(gang_tried.begin(), gang_tried.end(), 0);
     if (w.two_tier_queue) {
-      while (auto u = queue.pop(now)) {
-        bool ok = true;
-        for (const pod* pp : u->pods) {
-          auto& r = pods[by_name.at(pp->name)];
-          ok = place_unit(by_name.at(pp->name)) && ok;
-          if (!ok && w.gang_all_or_nothing && r.job >= 0) break;
-        }
-        if (ok) {
-          for (const pod* pp : u->pods) pods[by_name.at(pp->name)].queued = false;
-          queue.scheduled(u->ticket, now);
-        } else {
-          queue.unschedulable(u->ticket, now, why);
-        }
-      }
-      return;
+      drain(queue);
+    } else {
+      drain(by_priority);
     }
-    order.clear();
-    for (std::size_t i = 0; i < pods.size(); ++i) {
-      const auto& r = pods[i];
-      if (r.bound || !r.arrived) continue;
-      if (r.job >= 0 && jobs[static_cast<std::size_t>(r.job)].finished) continue;
-      order.push_back(i);
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return pods[a].p.priority > pods[b].p.priority; });
-    for (const std::size_t i : order) place_unit(i);
   };
 
   // Leak eviction: per-device free memory readings; a node whose device will be full within the
