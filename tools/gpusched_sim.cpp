@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -36,6 +37,9 @@
 #include "gpusched/sim/dynamic.hpp"
 #include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/policies.hpp"
+#include "gpusched/sim/replay_fields.hpp"
+#include "gpusched/sim/results_json.hpp"
+#include "gpusched/sim/sha256.hpp"
 #include "gpusched/sim/trace.hpp"
 #if defined(GPUSCHED_SIM_SCENARIO)
 #include "gpusched/sim/experiment/report.hpp"
@@ -45,7 +49,7 @@
 namespace {
 
 using namespace gpusched;
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;
 
 #ifndef GPUSCHED_SOURCE_DIR
 #define GPUSCHED_SOURCE_DIR "."
@@ -212,78 +216,71 @@ class progress_bar {
   std::mutex m_;
 };
 
-struct stats {
-  double mean = 0, sd = 0;
-};
-stats mean_sd(const std::vector<double>& v) {
-  stats s;
-  if (v.empty()) return s;
-  s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  double acc = 0;
-  for (double x : v) acc += (x - s.mean) * (x - s.mean);
-  s.sd = v.size() > 1 ? std::sqrt(acc / static_cast<double>(v.size() - 1)) : 0.0;
-  return s;
+// One run's JSON: policy, seed, the field list's scalars (same keys as Python's run_paper / run_dynamic
+// dicts), then the series.
+template <class Fields, class R>
+json run_json(const std::string& policy, std::uint64_t seed, const Fields& fields, const R& r) {
+  json j;
+  j["policy"] = policy;
+  j["seed"] = seed;
+  for (const auto& f : fields) j[std::string(f.key)] = sim::value_json(f, f.get(r));
+  return j;
 }
 
+double round4(double x) { return std::round(x * 1e4) / 1e4; }
+
 json paper_json(const sim::paper_result& r, int max_pct) {
-  json j;
-  j["policy"] = r.policy;
-  j["seed"] = r.seed;
+  json j = run_json(r.policy, r.seed, sim::paper_fields, sim::view(r, max_pct));
   const auto curve = r.curve(max_pct);
   json arrived = json::array(), alloc = json::array(), frag = json::array(), ratio = json::array();
   for (const auto& b : curve) {
     arrived.push_back(b.arrived_pct);
-    alloc.push_back(std::round(b.allocation_pct * 1e4) / 1e4);
-    frag.push_back(std::round(b.frag_amount_pct * 1e4) / 1e4);
-    ratio.push_back(std::round(b.frag_ratio_pct * 1e4) / 1e4);
+    alloc.push_back(round4(b.allocation_pct));
+    frag.push_back(round4(b.frag_amount_pct));
+    ratio.push_back(round4(b.frag_ratio_pct));
   }
   j["arrived_pct"] = arrived;
   j["allocation_pct"] = alloc;
   j["frag_amount_pct"] = frag;
   j["frag_ratio_pct"] = ratio;
-  j["allocation_pct_at_tune"] = curve.empty() ? 0.0 : curve.back().allocation_pct;
-  j["final_arrived_pct"] = r.final_arrived_pct();
-  j["final_allocation_pct"] = r.final_allocation_pct();
-  j["final_frag_amount_pct"] = r.final_frag_amount_pct();
-  j["final_frag_ratio_pct"] = r.final_frag_ratio_pct();
-  j["pods_arrived"] = r.pods_arrived;
-  j["failed_pods"] = r.pods_failed;
   j["failed_by_shape"] = r.failed_by_shape;
-  j["seconds"] = r.seconds;
   return j;
 }
 
 json dynamic_json(const sim::dynamic_result& r) {
-  json j;
-  j["policy"] = r.policy;
-  j["seed"] = r.seed;
+  json j = run_json(r.policy, r.seed, sim::dynamic_fields, r);
   json t = json::array(), alloc = json::array(), running = json::array(), pending = json::array(), frag = json::array();
   const double cap = static_cast<double>(r.gpu_capacity);
   for (const auto& s : r.samples) {
-    t.push_back(std::round(static_cast<double>(s.time) / 86400.0 * 1e4) / 1e4);
-    alloc.push_back(std::round(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0 * 1e4) / 1e4);
+    t.push_back(s.time);
+    alloc.push_back(round4(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0));
     running.push_back(s.running);
     pending.push_back(s.pending);
-    frag.push_back(std::round(s.frag_gpu_milli / cap * 100.0 * 1e4) / 1e4);
+    frag.push_back(round4(s.frag_gpu_milli / cap * 100.0));
   }
-  j["time_days"] = t;
+  j["time_s"] = t;
   j["allocation_pct"] = alloc;
   j["running_pods"] = running;
   j["pending_pods"] = pending;
   j["frag_amount_pct"] = frag;
   j["window_days"] = r.days();
-  j["time_weighted_allocation_pct"] = r.time_weighted_allocation_pct;
-  j["time_weighted_pending_pods"] = r.time_weighted_pending;
-  j["max_pending_pods"] = r.max_pending;
-  j["queueing_delay_s"] = {
-      {"mean", r.mean_delay}, {"p50", r.p50_delay}, {"p95", r.p95_delay}, {"p99", r.p99_delay}, {"max", r.max_delay}};
-  j["pods"] = r.pods;
-  j["placed_pods"] = r.placed;
-  j["placed_after_wait"] = r.placed_after_wait;
-  j["failed_pods"] = r.withdrawn;  // withdrawn while waiting
   j["withdrawn_by_shape"] = r.withdrawn_by_shape;
-  j["seconds"] = r.seconds;
   return j;
+}
+
+// A policy's summary: its seeds and, per field, the per-seed values with mean, sd and 95% half-width.
+template <class Fields, class R>
+json summary_json(const std::string& policy, const std::vector<std::uint64_t>& seeds, const Fields& fields,
+                  const std::vector<R>& runs) {
+  json sj{{"policy", policy}, {"runs", runs.size()}, {"seeds", seeds}};
+  json& m = sj["metrics"] = json::object();
+  for (const auto& f : fields) m[std::string(f.key)] = sim::summary_json(f, sim::values_of(f, runs));
+  return sj;
+}
+
+// Right-aligns `s` in `width` characters, as printf's "%<width>s".
+std::string pad_left(const std::string& s, int width) {
+  return s.size() >= static_cast<std::size_t>(width) ? s : std::string(static_cast<std::size_t>(width) - s.size(), ' ') + s;
 }
 
 // Flushes stdout; a failed write (a full disk, a closed pipe) is an error, not a silent short table.
@@ -300,7 +297,7 @@ int finish_stdout() {
 #if defined(GPUSCHED_SIM_SCENARIO)
 // --scenario mode: two (or more) profiles on the same arrival sequences, mean and 95% CI over seeds.
 int run_scenario(const std::string& file, const std::string& profiles, const std::string& seeds_text, bool seeds_given,
-                 double duration, bool as_json) {
+                 double duration, bool as_json, bool progress) {
   try {
     const auto sc = sim::serving::load_scenario(file);
     std::vector<std::string> names;
@@ -313,10 +310,14 @@ int run_scenario(const std::string& file, const std::string& profiles, const std
     }
     const auto seeds = seeds_given ? parse_seeds(seeds_text) : sc.seeds;
     const auto t0 = std::chrono::steady_clock::now();
-    const auto r = sim::experiment::run_ab(sc, names, seeds, duration);
+    progress_bar bar(names.size() * seeds.size(), progress);
+    const auto r = sim::experiment::run_ab(sc, names, seeds, duration,
+                                           [&](std::size_t, std::size_t, const std::string& p, std::uint64_t s) {
+                                             bar.done(p + " seed " + std::to_string(s));
+                                           });
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (as_json) {
-      std::fputs(sim::experiment::format_json(r).c_str(), stdout);
+      std::fputs(sim::experiment::format_json(r, "gpusched-sim").c_str(), stdout);
     } else {
       std::printf("%s: %zu seeds, %.0f s simulated per run, %.1f s wall (%.2f s per run)\n", sc.name.c_str(),
                   seeds.size(), duration < 0 ? sc.duration_s : duration, wall,
@@ -371,12 +372,13 @@ int main(int argc, char** argv) {
           ->check(finite_number(1.0, 1e9))
           ->capture_default_str();
   replay_opts.push_back(time_scale_opt);
-  replay_opts.push_back(app.add_flag("--progress,!--no-progress", progress,
-                                     "progress bar on stderr (default: when stderr is a terminal)"));
+  CLI::Option* progress_opt = app.add_flag("--progress,!--no-progress", progress,
+                                           "progress bar on stderr (default: when stderr is a terminal)");
   replay_opts.push_back(app.add_flag("--quiet,-q", quiet, "no summary table"));
   CLI::Option* list_opt = app.add_flag("--list-policies", list, "list the policies and exit");
   for (CLI::Option* o : replay_opts) list_opt->excludes(o);
   list_opt->excludes(seeds_opt);
+  list_opt->excludes(progress_opt);
 #if defined(GPUSCHED_SIM_SCENARIO)
   std::string scenario_file, profiles_text = "kube-default,gpusched";
   double duration = -1.0;
@@ -400,7 +402,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 #if defined(GPUSCHED_SIM_SCENARIO)
   if (!scenario_file.empty()) {
-    return run_scenario(scenario_file, profiles_text, seeds_text, app.count("--seeds") > 0, duration, as_json);
+    return run_scenario(scenario_file, profiles_text, seeds_text, app.count("--seeds") > 0, duration, as_json,
+                        progress);
   }
 #endif
 
@@ -506,50 +509,63 @@ int main(int argc, char** argv) {
   json out;
   out["tool"] = "gpusched-sim";
   out["version"] = GPUSCHED_VERSION_STRING;
+  out["kind"] = mode == "paper" ? "openb_paper" : "openb_dynamic";
   out["mode"] = mode;
-  out["nodes_file"] = nodes_file;
-  out["pods_file"] = pods_file;
+  try {
+    out["inputs"] = json::array({{{"role", "nodes"}, {"path", nodes_file}, {"sha256", sim::sha256_file(nodes_file)}},
+                                 {{"role", "pods"}, {"path", pods_file}, {"sha256", sim::sha256_file(pods_file)}}});
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
   out["seeds"] = seeds;
   if (mode == "paper") out["tune"] = tune;
   if (mode == "dynamic") out["time_scale"] = time_scale;
   out["gpu_capacity_milli"] = t.gpu_milli_capacity;
+  out["fields"] = mode == "paper" ? sim::fields_json(sim::paper_fields)
+                                  : sim::fields_json(sim::dynamic_fields);
   out["runs"] = json::array();
   json summary = json::array();
+  // The table's trailing columns: the fields with a width, in list order ("  %<width>.<precision>f").
+  auto header_cells = [](const auto& fields) {
+    std::string h;
+    for (const auto& f : fields) {
+      if (f.width > 0) h += "  " + pad_left(std::string(f.label), f.width);
+    }
+    return h;
+  };
+  auto row_cells = [](const auto& fields, const auto& runs) {
+    std::string row;
+    char cell[64];
+    for (const auto& f : fields) {
+      if (f.width == 0) continue;
+      std::snprintf(cell, sizeof cell, "  %*.*f", f.width, f.precision, sim::summarise(sim::values_of(f, runs)).mean);
+      row += cell;
+    }
+    return row;
+  };
 
   if (mode == "paper") {
     if (!quiet) {
       std::printf("%s, %zu pods, %zu nodes (%lld GPUs), tune %.2f, seeds %s: GPU allocation at %d%% arrived\n",
                   pods_file.c_str(), t.pods.size(), t.nodes.size(), static_cast<long long>(t.gpu_milli_capacity / 1000),
                   tune, seeds_text.c_str(), max_pct);
-      std::printf("%-14s %4s  %-15s %9s %7s  %11s  %9s  %9s  %11s  %6s\n", "policy", "runs", "alloc % (sd)",
-                  "published", "diff", "unalloc %", "frag amt %", "frag ratio", "failed pods", "s/run");
+      std::printf("%-14s %4s  %-15s %9s %7s%s\n", "policy", "runs", "alloc % (sd)", "published", "diff",
+                  header_cells(sim::paper_fields).c_str());
     }
-    double fgd_unalloc = -1;
+    double fgd_unalloc = -1, gpusched_unalloc = -1;
     for (const auto k : kinds) {
-      std::vector<double> at, frag, ratio, failed_pods, secs;
+      std::vector<sim::paper_run> runs;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].policy != k) continue;
         const auto& r = std::get<sim::paper_result>(results[i]);
-        const auto curve = r.curve(max_pct);
-        at.push_back(curve.empty() ? r.final_allocation_pct() : curve.back().allocation_pct);
-        frag.push_back(r.final_frag_amount_pct());
-        ratio.push_back(r.final_frag_ratio_pct());
-        failed_pods.push_back(static_cast<double>(r.pods_failed));
-        secs.push_back(r.seconds);
+        runs.push_back(sim::view(r, max_pct));
         out["runs"].push_back(paper_json(r, max_pct));
       }
       const auto& info = sim::info(k);
-      const stats a = mean_sd(at);
+      const sim::mean_ci a = sim::summarise(sim::values_of(sim::paper_fields[0], runs));  // allocation_pct_at_tune
       if (k == sim::policy_kind::fgd) fgd_unalloc = 100 - a.mean;
-      json sj{{"policy", std::string(info.name)},
-              {"runs", at.size()},
-              {"allocation_pct_mean", a.mean},
-              {"allocation_pct_sd", a.sd},
-              {"unallocated_pct_mean", 100 - a.mean},
-              {"frag_amount_pct_mean", mean_sd(frag).mean},
-              {"frag_ratio_pct_mean", mean_sd(ratio).mean},
-              {"failed_pods_mean", mean_sd(failed_pods).mean},
-              {"seconds_per_run", mean_sd(secs).mean}};
+      if (k == sim::policy_kind::gpusched) gpusched_unalloc = 100 - a.mean;
+      json sj = summary_json(std::string(info.name), seeds, sim::paper_fields, runs);
       if (default_trace && info.paper_allocation_pct > 0) sj["published_allocation_pct"] = info.paper_allocation_pct;
       summary.push_back(sj);
       if (!quiet) {
@@ -560,60 +576,35 @@ int main(int argc, char** argv) {
         }
         char alloc[32];
         std::snprintf(alloc, sizeof alloc, "%.2f (%.2f)", a.mean, a.sd);
-        std::printf("%-14s %4zu  %-15s %9s %7s  %11.2f  %9.2f  %9.2f  %11.0f  %6.2f\n", std::string(info.name).c_str(),
-                    at.size(), alloc, pub, diff, 100 - a.mean, mean_sd(frag).mean, mean_sd(ratio).mean,
-                    mean_sd(failed_pods).mean, mean_sd(secs).mean);
+        std::printf("%-14s %4zu  %-15s %9s %7s%s\n", std::string(info.name).c_str(), runs.size(), alloc, pub, diff,
+                    row_cells(sim::paper_fields, runs).c_str());
       }
     }
-    if (!quiet && fgd_unalloc > 0) {
-      for (const auto& sj : summary) {
-        if (sj["policy"] == "gpusched") {
-          const double u = sj["unallocated_pct_mean"].get<double>();
-          std::printf("gpusched leaves %.2f%% of GPU capacity unallocated, %.1f%% less than FGD's %.2f%%.\n", u,
-                      (1 - u / fgd_unalloc) * 100, fgd_unalloc);
-        }
-      }
+    if (!quiet && fgd_unalloc > 0 && gpusched_unalloc >= 0) {
+      std::printf("gpusched leaves %.2f%% of GPU capacity unallocated, %.1f%% less than FGD's %.2f%%.\n",
+                  gpusched_unalloc, (1 - gpusched_unalloc / fgd_unalloc) * 100, fgd_unalloc);
     }
   } else {
     if (!quiet) {
       std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s\n", pods_file.c_str(),
                   t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str());
-      std::printf("%-14s %4s  %12s  %12s  %10s  %10s  %10s  %8s  %9s  %6s\n", "policy", "runs", "tw alloc %",
-                  "tw pending", "delay mean", "delay p95", "delay max", "waited", "withdrawn", "s/run");
+      std::printf("%-14s %4s%s\n", "policy", "runs", header_cells(sim::dynamic_fields).c_str());
     }
     for (const auto k : kinds) {
-      std::vector<double> tw, twp, dm, d95, dmax, waited, withdrawn, secs;
+      std::vector<sim::dynamic_result> runs;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
         if (tasks[i].policy != k) continue;
-        const auto& r = std::get<sim::dynamic_result>(results[i]);
-        tw.push_back(r.time_weighted_allocation_pct);
-        twp.push_back(r.time_weighted_pending);
-        dm.push_back(r.mean_delay);
-        d95.push_back(r.p95_delay);
-        dmax.push_back(r.max_delay);
-        waited.push_back(static_cast<double>(r.placed_after_wait));
-        withdrawn.push_back(static_cast<double>(r.withdrawn));
-        secs.push_back(r.seconds);
-        out["runs"].push_back(dynamic_json(r));
+        runs.push_back(std::get<sim::dynamic_result>(results[i]));
+        out["runs"].push_back(dynamic_json(runs.back()));
       }
       const std::string name(sim::policy_name(k));
-      summary.push_back({{"policy", name},
-                         {"runs", tw.size()},
-                         {"time_weighted_allocation_pct_mean", mean_sd(tw).mean},
-                         {"time_weighted_pending_mean", mean_sd(twp).mean},
-                         {"delay_mean_s", mean_sd(dm).mean},
-                         {"delay_p95_s", mean_sd(d95).mean},
-                         {"withdrawn_mean", mean_sd(withdrawn).mean}});
-      if (!quiet) {
-        std::printf("%-14s %4zu  %12.3f  %12.3f  %10.1f  %10.1f  %10.1f  %8.0f  %9.0f  %6.2f\n", name.c_str(),
-                    tw.size(), mean_sd(tw).mean, mean_sd(twp).mean, mean_sd(dm).mean, mean_sd(d95).mean,
-                    mean_sd(dmax).mean, mean_sd(waited).mean, mean_sd(withdrawn).mean, mean_sd(secs).mean);
-      }
+      summary.push_back(summary_json(name, seeds, sim::dynamic_fields, runs));
+      if (!quiet) std::printf("%-14s %4zu%s\n", name.c_str(), runs.size(), row_cells(sim::dynamic_fields, runs).c_str());
     }
   }
   if (!quiet) std::printf("%zu runs in %.1f s on %u threads\n", tasks.size(), wall_s, nthreads);
   out["summary"] = summary;
-  out["wall_seconds"] = wall_s;
+  out["wall_s"] = wall_s;
   if (!output_json.empty()) {
     std::ofstream f(output_json, std::ios::trunc);
     f << out.dump(1) << '\n';

@@ -52,9 +52,8 @@ def main() -> None:
                                   seed_range(args.seeds) if args.seeds else None, duration_s=args.duration,
                                   workers=args.workers)
         plot.plot_experiment_ab(ab, args.out)
-        for key, label in gs.experiment.experiment_metrics():
-            k = 1 / 3600 if key == "jct_mean_s" else 1.0  # hours, as the label says
-            cells = [f"{ab['summary'][p][key][0] * k:10.2f} +- {ab['summary'][p][key][1] * k:7.2f}" for p in ab["profiles"]]
+        for key, label in gs.experiment.experiment_metrics():  # each key in its label's unit
+            cells = [f"{ab['summary'][p][key][0]:10.2f} +- {ab['summary'][p][key][1]:7.2f}" for p in ab["profiles"]]
             print(f"{label:<20} " + "  ".join(cells))
     print(f"wrote {args.out}")
 

@@ -28,11 +28,14 @@ def test_scenario(scenario: gs.experiment.Scenario) -> None:
 
 
 def test_every_report_metric_has_a_key(scenario: gs.experiment.Scenario) -> None:
-    # experiment_metrics() raises when report.hpp's metric_defs has a field without a Python key.
+    # The dict's keys are report.hpp's metric_fields (the table's and the JSON's), integers as int.
     keys = [k for k, _ in ex.experiment_metrics()]
     assert keys[:3] == ["throughput_qps", "p50_ms", "p95_ms"] and len(keys) == len(set(keys))
+    assert keys == [f["key"] for f in ex.experiment_fields()] and "jct_mean_h" in keys
+    kinds = {f["key"]: f["kind"] for f in ex.experiment_fields()}
     m = ex.run_once(scenario, "gpusched", 1, duration_s=600)
-    assert list(m) == keys and all(isinstance(v, float) and math.isfinite(v) for v in m.values())
+    assert list(m) == keys and all(isinstance(v, float if kinds[k] == "real" else int) for k, v in m.items())
+    assert all(math.isfinite(v) for v in m.values())
     assert m == ex.run_once(scenario, "gpusched", 1, duration_s=600)  # same seed, same run
     assert 0 <= m["slo_attainment_pct"] <= 100 and 0 <= m["sched_success_pct"] <= 100
 
@@ -57,7 +60,7 @@ def test_run_ab(scenario: gs.experiment.Scenario, tmp_path: Path) -> None:
     assert [ab["runs"]["gpusched"][k][1] for k in one] == list(one.values())
     table = ex.ab_table(ab)
     assert table["a_label"] == "kube-default" and "P99 latency ms" in table["lower_is_better"]
-    assert table["A"]["training JCT h"] == ab["summary"]["kube-default"]["jct_mean_s"][0] / 3600
+    assert table["A"]["training JCT h"] == ab["summary"]["kube-default"]["jct_mean_h"][0]
     fig = plot.plot_experiment_ab(ab, tmp_path / "ab.png")
     assert (tmp_path / "ab.png").stat().st_size > 1000 and fig.axes
 

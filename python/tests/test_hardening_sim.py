@@ -32,7 +32,7 @@ def test_run_paper_cpu_only_pods_is_refused_at_once(tmp_path: Path) -> None:
     assert e.value.field == "paper_options.tune"  # type: ignore[attr-defined]
     # Untuned, the same trace replays as it is: two pods, both placed, no GPU arrived.
     r = gs.sim.run_paper(t, "FGD", tune=0)
-    assert (r["pods_arrived"], r["pods_failed"], r["final_arrived_pct"]) == (2, 0, 0.0)
+    assert (r["arrived_pods"], r["failed_pods"], r["final_arrived_pct"]) == (2, 0, 0.0)
 
 
 def test_run_paper_almost_no_gpu_demand_is_refused(tmp_path: Path) -> None:

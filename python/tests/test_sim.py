@@ -30,7 +30,7 @@ def test_paper_replay_by_hand(tmp_path: Path, policy: str) -> None:
               "a,1000,1000,1,1000\nb,1000,1000,1,1000\nc,1000,1000,1,500\n")
     assert (t.num_nodes, t.num_pods, t.gpu_milli_capacity, t.has_times) == (2, 3, 2000, False)
     r = gs.sim.run_paper(t, policy, seed=7, tune=0, shuffle=False)
-    assert (r["pods_arrived"], r["pods_failed"]) == (3, 1)
+    assert (r["arrived_pods"], r["failed_pods"]) == (3, 1)
     assert r["failed_by_shape"] == {"cpu=1000m gpu=1x500": 1}
     assert r["final_arrived_pct"] == 125.0 and r["final_allocation_pct"] == 100.0
     np.testing.assert_array_equal(r["event_arrived_pct"], [50.0, 100.0, 125.0])
@@ -48,9 +48,9 @@ def test_dynamic_replay_by_hand(tmp_path: Path) -> None:
     t = write(tmp_path, "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16000,1,T4\n",
               HEADER + "a,1000,1000,1,1000,,LS,Succeeded,0,100,0\nb,1000,1000,1,1000,,BE,Succeeded,10,200,10\n")
     r = gs.sim.run_dynamic(t, "BestFit", sample_period_s=50)
-    assert (r["pods"], r["placed_pods"], r["placed_after_wait"], r["withdrawn_pods"]) == (2, 2, 1, 0)
+    assert (r["pods"], r["placed_pods"], r["waited_pods"], r["withdrawn_pods"]) == (2, 2, 1, 0)
     assert (r["start_s"], r["end_s"], r["last_event_s"], r["max_pending_pods"]) == (0, 10, 290, 1)
-    assert r["queueing_delay_s"] == {"mean": 45.0, "p50": 0.0, "p95": 0.0, "p99": 0.0, "max": 90.0}
+    assert [r[f"delay_{q}_s"] for q in ("mean", "p50", "p95", "p99", "max")] == [45.0, 0.0, 0.0, 0.0, 90.0]
     assert r["time_weighted_allocation_pct"] == 100.0  # [0, 10]: a holds the only GPU
     # Samples every 50 s from 0, the state before that second's events: b waits over 10..100.
     np.testing.assert_array_equal(r["time_s"], [0, 50, 100, 150, 200, 250])
@@ -132,8 +132,8 @@ def test_python_policy_in_the_replay(tmp_path: Path) -> None:
 
     packed = gs.sim.run_paper(t, best_fit, tune=0, shuffle=False)
     spread = gs.sim.run_paper(t, worst_fit, tune=0, shuffle=False)
-    assert packed["policy"] == "best_fit" and packed["pods_failed"] == 0 and packed["final_allocation_pct"] == 100.0
-    assert spread["pods_failed"] == 1 and spread["failed_by_shape"] == {"cpu=1000m gpu=1x1000": 1}
+    assert packed["policy"] == "best_fit" and packed["failed_pods"] == 0 and packed["final_allocation_pct"] == 100.0
+    assert spread["failed_pods"] == 1 and spread["failed_by_shape"] == {"cpu=1000m gpu=1x1000": 1}
     assert seen == [2, 2, 1]  # called once per pod with the feasible nodes only
     data = gs.sim.replay(t, [best_fit, "BestFit"], seeds=[1], tune=0, progress=False)
     assert [r["policy"] for r in data["runs"]] == ["best_fit", "BestFit"]

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "gpusched/sim/experiment/report.hpp"
 #include "gpusched/sim/serving/scenario_yaml.hpp"
@@ -123,8 +124,10 @@ TEST_CASE("overcommit 1.2 lets two Burstable workers share a node's CPU that one
   const serving::latency_model lm = serving::make_latency_model(sc);
   profile_wiring on = resolve_profile(sc, "gpusched");
   REQUIRE(on.overcommit.burstable.cpu_permille == 1200);
+  REQUIRE(on.fit == fit_mode::overcommit);
   profile_wiring off = on;
   off.overcommit = overcommit_policy{};
+  off.fit = fit_mode::profile;  // the profile's own NodeResourcesFit decides CPU and memory again
   const run_metrics a = run_once(sc, lm, on, 1);
   const run_metrics b = run_once(sc, lm, off, 1);
   CHECK(a.jobs_finished == 2.0);
@@ -229,10 +232,10 @@ TEST_CASE("the preemption budget protects a job preempted once (k = 1) so that i
   CHECK(g.jobs_finished == 1.0);
 }
 
-TEST_CASE("the overcommit profile keeps a quoted 'on' a string when NodeResourcesFit's filter is switched off") {
+TEST_CASE("overcommit switches the fit mechanism without touching the profile's text") {
   // A model literally named "on" must be quoted (YAML 1.1 reads on as true; the strict reader refuses
-  // the bare form, ADR 0006). The driver re-emits the profile with NodeResourcesFit disabled; that
-  // text must read back with the quotes kept, and without the NodeResourcesFit check.
+  // the bare form, ADR 0006). The text is parsed as written in both modes; with fit_mode::overcommit
+  // NodeResourcesFit's filter is overcommit_fit ("Overcommit", after the profile's checks) instead.
   const std::string text =
       "apiVersion: kubescheduler.config.k8s.io/v1\n"
       "kind: KubeSchedulerConfiguration\n"
@@ -248,16 +251,23 @@ TEST_CASE("the overcommit profile keeps a quoted 'on' a string when NodeResource
       "    args:\n"
       "      interferingPairs: [['on', bert]]\n";
   using C = experiment_cluster;
-  const auto has_fit = [](const auto& cfg) {
+  const auto names = [](const auto& cfg) {
+    std::vector<std::string> v;
     const auto& prof = cfg.profiles.front().profile;
-    for (std::size_t i = 0; i < prof.check_count(); ++i) {
-      if (prof.check_name(i) == "NodeResourcesFit") return true;
-    }
-    return false;
+    for (std::size_t i = 0; i < prof.check_count(); ++i) v.emplace_back(prof.check_name(i));
+    return v;
   };
-  const auto as_written = parse_scheduler_config<C>(text, "t.yaml");
-  REQUIRE(has_fit(as_written));
-  const auto switched = parse_scheduler_config<C>(sim::experiment::detail::without_resource_fit(text), "t.yaml");
-  CHECK_FALSE(has_fit(switched));
-  CHECK(switched.profiles.front().profile.check_count() + 1 == as_written.profiles.front().profile.check_count());
+  profile_wiring w;
+  w.config_text = text;
+  w.config_source = "t.yaml";
+  const std::string before = w.config_text;
+  const auto as_written = wired_config<C>(w);
+  REQUIRE(names(as_written) == std::vector<std::string>{"NodeResourcesFit"});  // YAML's implicit fit filter
+  w.fit = fit_mode::overcommit;
+  const auto switched = wired_config<C>(w);
+  CHECK(names(switched) == std::vector<std::string>{"Overcommit"});
+  CHECK(w.config_text == before);
+  // Bad NodeResourcesFit args are still refused when overcommit_fit stands in for its filter.
+  w.config_text = text + "  - name: NodeResourcesFit\n    args:\n      scoringStrategy: {type: Nope}\n";
+  CHECK_THROWS(wired_config<C>(w));
 }

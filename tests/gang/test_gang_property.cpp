@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/core/splitmix64.hpp"
 #include "gpusched/gang/coordinator.hpp"
 #include "gpusched/preflight/gpu_check.hpp"
 #include "gpusched/preflight/resource_fit.hpp"
@@ -29,12 +30,7 @@ using namespace gpusched;
 namespace {
 struct rng {
   std::uint64_t s;
-  std::uint64_t next() {  // splitmix64
-    std::uint64_t z = (s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return splitmix64(s); }
   int in(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1)); }
   bool chance(int percent) { return in(1, 100) <= percent; }
 };

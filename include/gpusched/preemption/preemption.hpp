@@ -37,6 +37,7 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/pod.hpp"
 #include "gpusched/core/reason.hpp"
+#include "gpusched/core/splitmix64.hpp"
 #include "gpusched/preemption/disruption_budget.hpp"
 #include "gpusched/preemption/node_overlay.hpp"
 #include "gpusched/preemption/preemption_budget.hpp"
@@ -458,12 +459,7 @@ class preemptor {
               [](const bound_pod& a, const bound_pod& b) { return a.gang != b.gang ? a.gang < b.gang : a.id < b.id; });
   }
 
-  std::uint64_t next_random() noexcept {  // splitmix64
-    std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next_random() noexcept { return splitmix64(rng_); }
 
   static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
 

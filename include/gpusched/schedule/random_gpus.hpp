@@ -6,6 +6,7 @@
 
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/cluster.hpp"
+#include "gpusched/core/splitmix64.hpp"
 #include "gpusched/preflight/gpu_check.hpp"
 #include "gpusched/schedule/gpu_selection.hpp"
 
@@ -39,12 +40,7 @@ class random_gpus {
   }
 
  private:
-  std::uint64_t next() const noexcept {  // splitmix64
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() const noexcept { return splitmix64(state_); }
   mutable std::uint64_t state_;
 };
 

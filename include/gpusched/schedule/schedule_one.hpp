@@ -14,6 +14,7 @@
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/reason.hpp"
+#include "gpusched/core/splitmix64.hpp"
 #include "gpusched/schedule/tie_break.hpp"
 #include "gpusched/schedule/transaction.hpp"
 
@@ -304,12 +305,7 @@ class scheduler {
     return weights_[k];
   }
 
-  std::uint64_t next_random() noexcept {  // splitmix64
-    std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next_random() noexcept { return splitmix64(rng_); }
 
   Profile profile_;
   schedule_options opts_;

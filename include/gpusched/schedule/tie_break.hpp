@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "gpusched/config.hpp"
+#include "gpusched/core/splitmix64.hpp"
 
 namespace gpusched {
 
@@ -35,13 +36,7 @@ constexpr std::uint64_t pod_tie_key(std::string_view name) noexcept {
   return h;
 }
 
-// splitmix64's finaliser (Steele, Lea & Flood, "Fast splittable pseudorandom number generators",
-// OOPSLA 2014): a bijection on 64-bit words that mixes every input bit into every output bit.
-GPUSCHED_HD constexpr std::uint64_t mix64(std::uint64_t z) noexcept {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+// mix64: splitmix64's finaliser (core/splitmix64.hpp).
 
 GPUSCHED_HD constexpr std::uint64_t tie_key(std::uint64_t seed, std::uint64_t pod_key, std::uint32_t node) noexcept {
   return mix64(seed ^ mix64(pod_key + 0x9E3779B97F4A7C15ULL * (std::uint64_t{node} + 1)));

@@ -5,7 +5,7 @@
 //   - A pod arrives at creation_time and is tried at once.
 //   - A placed pod runs for its trace duration, deletion_time - scheduled_time (or - creation_time
 //     for pods the real cluster never scheduled), then leaves and frees its resources.
-//   - A pod that does not fit waits (FIFO by arrival). After each batch of departures the queue is
+//   - A pod that does not fit waits (FIFO by arrival: the library's fifo_queue, queue/queue_sort.hpp). After each batch of departures the queue is
 //     retried in order; within one pass a pod shape that failed is not tried again, since the pass
 //     only takes resources away. A waiting pod is withdrawn at its deletion_time (the user gave up).
 //   - Events at the same second: departures, then withdrawals, then the queue, then arrivals.
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "gpusched/core/error.hpp"
+#include "gpusched/queue/queue_sort.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/sim/metrics.hpp"
 #include "gpusched/sim/rng.hpp"
@@ -143,7 +144,8 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
     bool operator>(const running_pod& b) const noexcept { return end != b.end ? end > b.end : pod > b.pod; }
   };
   std::priority_queue<running_pod, std::vector<running_pod>, std::greater<>> running;
-  std::vector<std::uint32_t> pending;  // FIFO
+  fifo_queue pending;  // the library's FIFO model of QueueSort (queue/queue_sort.hpp)
+  auto index_of = [&](const pod& p) { return static_cast<std::uint32_t>(&p - t.requests.data()); };
   std::vector<double> delays;
   delays.reserve(n);
 
@@ -187,7 +189,7 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   while (next_arrival < n || !running.empty() || !pending.empty()) {
     std::int64_t now = next_arrival < n ? arrive[arrivals[next_arrival]] : never;
     if (!running.empty()) now = std::min(now, running.top().end);
-    for (const std::uint32_t i : pending) now = std::min(now, deadline[i]);
+    pending.for_each([&](const pod& p) { now = std::min(now, deadline[index_of(p)]); });
     advance(now);
     bool freed = false;
     while (!running.empty() && running.top().end <= now) {
@@ -197,28 +199,32 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
       frag.update(c, rp.where.node);
       freed = true;
     }
-    std::erase_if(pending, [&](std::uint32_t i) {
-      if (deadline[i] > now) return false;
+    pending.erase_if([&](const pod& p) {
+      if (deadline[index_of(p)] > now) return false;
       ++res.withdrawn;
-      ++res.withdrawn_by_shape[shape_key(t.requests[i])];
+      ++res.withdrawn_by_shape[shape_key(p)];
       return true;
     });
-    if (freed && !pending.empty()) {
+    if (freed && !pending.empty()) {  // one pass in FIFO order
       failed_shapes.clear();
-      std::erase_if(pending, [&](std::uint32_t i) {
-        const std::string key = shape_key(t.requests[i]);
-        if (std::find(failed_shapes.begin(), failed_shapes.end(), key) != failed_shapes.end()) return false;
-        if (try_place(i, now)) {
+      while (const auto u = pending.pop(static_cast<double>(now))) {
+        const pod& p = *u->pods[0];
+        const std::string key = shape_key(p);
+        if (std::find(failed_shapes.begin(), failed_shapes.end(), key) == failed_shapes.end() &&
+            try_place(index_of(p), now)) {
           ++res.placed_after_wait;
-          return true;
+          pending.scheduled(u->ticket, static_cast<double>(now));
+        } else {
+          if (std::find(failed_shapes.begin(), failed_shapes.end(), key) == failed_shapes.end()) {
+            failed_shapes.push_back(key);
+          }
+          pending.unschedulable(u->ticket, static_cast<double>(now), rejection_counts{});
         }
-        failed_shapes.push_back(key);
-        return false;
-      });
+      }
     }
     while (next_arrival < n && arrive[arrivals[next_arrival]] == now) {
       const std::uint32_t i = arrivals[next_arrival++];
-      if (!try_place(i, now)) pending.push_back(i);
+      if (!try_place(i, now)) pending.push(t.requests[i], static_cast<double>(now));
     }
     res.max_pending = std::max(res.max_pending, pending.size());
   }

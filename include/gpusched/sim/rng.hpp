@@ -9,16 +9,12 @@
 #include <span>
 #include <utility>
 
+#include "gpusched/core/splitmix64.hpp"
+
 namespace gpusched::sim {
 
-// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014):
-// expands and mixes seeds.
-constexpr std::uint64_t splitmix64(std::uint64_t& state) noexcept {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
+// SplitMix64 expands and mixes seeds (core/splitmix64.hpp, the one copy).
+using gpusched::splitmix64;
 
 // xoshiro256** (Blackman and Vigna, https://prng.di.unimi.it/xoshiro256starstar.c), seeded through
 // splitmix64 as its authors recommend.

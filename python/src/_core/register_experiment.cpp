@@ -1,6 +1,6 @@
 // sim/experiment/: the seed's A/B experiment (serving replicas and training gangs on one simulated
 // period) one run at a time, so Python loops seeds (with a progress bar) while each run releases
-// the GIL. run_metrics become a dict through `metric_fields` below: a new metric is one line there.
+// the GIL. run_metrics become a dict through report.hpp's metric_fields (the table's and JSON's list).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -25,35 +25,17 @@ namespace {
 namespace ex = sim::experiment;
 namespace sv = sim::serving;
 
-// run_metrics -> Python: the ONE list of (key, member). A field missing here but present in
-// report.hpp's metric_defs() makes experiment_metrics() raise, so the tests catch it.
-struct metric_field {
-  const char* key;
-  double ex::run_metrics::*member;
-};
-constexpr metric_field metric_fields[] = {
-    {"throughput_qps", &ex::run_metrics::throughput_qps},
-    {"p50_ms", &ex::run_metrics::p50_ms},
-    {"p95_ms", &ex::run_metrics::p95_ms},
-    {"p99_ms", &ex::run_metrics::p99_ms},
-    {"slo_attainment_pct", &ex::run_metrics::slo_attainment_pct},
-    {"gpu_util_mean_pct", &ex::run_metrics::gpu_util_mean_pct},
-    {"gpu_util_swing_pct", &ex::run_metrics::gpu_util_swing_pct},
-    {"sched_success_pct", &ex::run_metrics::sched_success_pct},
-    {"jct_mean_s", &ex::run_metrics::jct_mean_s},
-    {"jobs_finished", &ex::run_metrics::jobs_finished},
-    {"preemptions", &ex::run_metrics::preemptions},
-    {"partial_gang_gpu_hours", &ex::run_metrics::partial_gang_gpu_hours},
-    {"oom_crashes", &ex::run_metrics::oom_crashes},
-    {"leak_restarts", &ex::run_metrics::leak_restarts},
-    {"leak_ttf_left_min_s", &ex::run_metrics::leak_ttf_left_min_s},
-    {"jobs_restarted", &ex::run_metrics::jobs_restarted},
-    {"replicas_pending_s", &ex::run_metrics::replicas_pending_s},
-};
-
+// run_metrics -> Python: report.hpp's metric_fields, the list the table and the JSON use too.
 py::dict metrics_dict(const ex::run_metrics& r) {
   py::dict d;
-  for (const auto& f : metric_fields) d[f.key] = r.*(f.member);
+  for (const auto& f : ex::metric_fields) {
+    const double v = f.get(r);
+    if (f.kind == sim::value_kind::integer) {
+      d[py::str(std::string(f.key))] = static_cast<std::int64_t>(std::llround(v));
+    } else {
+      d[py::str(std::string(f.key))] = v;
+    }
+  }
   return d;
 }
 
@@ -114,25 +96,65 @@ void register_experiment(py::module_& m) {
       "Runs one profile on one seed (duration_s: the scenario's when None); releases the GIL. Returns the run's "
       "metrics as a dict (see experiment_metrics()).");
   m.def(
-      "experiment_metrics",
+      "experiment_fields",
       [] {
-        // (key, label) in report order; every metric of report.hpp must have a key here.
-        std::vector<std::pair<std::string, std::string>> out;
-        for (const auto& d : ex::metric_defs()) {
-          const char* key = nullptr;
-          for (const auto& f : metric_fields) {
-            if (f.member == d.field) key = f.key;
-          }
-          if (key == nullptr) {
-            throw std::logic_error(std::string("metric '") + d.name +
-                                   "' has no key in register_experiment.cpp's metric_fields");
-          }
-          out.emplace_back(key, d.name);
+        py::list out;
+        for (const auto& f : ex::metric_fields) {
+          py::dict d;
+          d["key"] = std::string(f.key);
+          d["label"] = std::string(f.label);
+          d["kind"] = std::string(sim::kind_name(f.kind));
+          d["precision"] = f.precision;
+          d["lower_is_better"] = f.lower_is_better;
+          out.append(d);
         }
         return out;
       },
-      "The run metrics as (key, label) pairs in report order; jct_mean_s is in seconds (the report's label says "
-      "hours: it divides by 3600).");
+      "The run metrics in report order, as the JSON's \"fields\" (docs/results.schema.json): dicts with key "
+      "(snake_case, unit last), label (the table's), kind ('integer' or 'real'), precision and lower_is_better.");
+  m.def(
+      "experiment_metrics",
+      [] {
+        std::vector<std::pair<std::string, std::string>> out;
+        for (const auto& f : ex::metric_fields) out.emplace_back(std::string(f.key), std::string(f.label));
+        return out;
+      },
+      "The run metrics as (key, label) pairs in report order; each value is in its key's unit (jct_mean_h: hours, "
+      "as the label says).");
+  m.def(
+      "experiment_inputs",
+      [](const py_scenario& s, const std::vector<std::string>& profiles) {
+        std::vector<ex::profile_wiring> ws;
+        for (const auto& p : profiles) ws.push_back(wiring(s, p));
+        py::list out;
+        for (const auto& in : ex::inputs_of(s.sc, ws)) {
+          py::dict d;
+          d["role"] = in.role;
+          d["path"] = in.path;
+          d["sha256"] = in.sha256;
+          out.append(d);
+        }
+        return out;
+      },
+      py::arg("scenario"), py::arg("profiles"),
+      "The files behind run_ab's results, as the JSON's \"inputs\": dicts with role, path and sha256 (the scenario, "
+      "its latency tables, each profile's configuration).");
+  m.def(
+      "summary_of",
+      [](const std::vector<double>& x) {
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          if (!std::isfinite(x[i])) throw invalid_argument_error("x[" + std::to_string(i) + "]", "must be finite");
+        }
+        const sim::mean_ci c = sim::summarise(x);
+        py::dict d;
+        d["mean"] = c.mean;
+        d["sd"] = c.sd;
+        d["ci95"] = c.half;
+        return d;
+      },
+      py::arg("x"),
+      "Mean, sample standard deviation and 95% confidence half-width (Student's t) of per-seed values: "
+      "{'mean', 'sd', 'ci95'}, as in the JSON's results.");
   m.def(
       "summarise",
       [](const std::vector<double>& x) {

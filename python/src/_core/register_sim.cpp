@@ -21,6 +21,7 @@
 #include <gpusched/sim/dynamic.hpp>
 #include <gpusched/sim/paper.hpp>
 #include <gpusched/sim/policies.hpp>
+#include <gpusched/sim/replay_fields.hpp>
 #include <gpusched/sim/trace.hpp>
 
 #include "bindings.hpp"
@@ -51,25 +52,32 @@ py::dict shapes_dict(const std::map<std::string, std::size_t>& m) {
   return d;
 }
 
+// The field list's scalars (sim/replay_fields.hpp: the keys of gpusched-sim's JSON and table).
+template <class Fields, class R>
+void put_fields(py::dict& d, const Fields& fields, const R& r) {
+  for (const auto& f : fields) {
+    const double v = f.get(r);
+    if (f.kind == sim::value_kind::integer) {
+      d[py::str(std::string(f.key))] = static_cast<std::int64_t>(std::llround(v));
+    } else {
+      d[py::str(std::string(f.key))] = v;
+    }
+  }
+}
+
 py::dict paper_dict(sim::paper_result&& r, int max_pct) {
   py::dict d;
   d["policy"] = r.policy;
   d["seed"] = r.seed;
   d["tune"] = r.tune;
-  d["gpu_milli_capacity"] = r.gpu_capacity;
-  d["pods_arrived"] = r.pods_arrived;
-  d["pods_failed"] = r.pods_failed;
-  d["final_arrived_pct"] = r.final_arrived_pct();
-  d["final_allocation_pct"] = r.final_allocation_pct();
-  d["final_frag_amount_pct"] = r.final_frag_amount_pct();
-  d["final_frag_ratio_pct"] = r.final_frag_ratio_pct();
+  d["gpu_capacity_milli"] = r.gpu_capacity;
+  put_fields(d, sim::paper_fields, sim::view(r, max_pct));
   const auto curve = r.curve(max_pct);  // merge_alloc_discrete_0920.py's per-percent buckets
   const std::size_t n = curve.size();
   d["arrived_pct"] = column<std::int64_t>(n, [&](std::size_t i) { return curve[i].arrived_pct; });
   d["allocation_pct"] = column<double>(n, [&](std::size_t i) { return curve[i].allocation_pct; });
   d["frag_amount_pct"] = column<double>(n, [&](std::size_t i) { return curve[i].frag_amount_pct; });
   d["frag_ratio_pct"] = column<double>(n, [&](std::size_t i) { return curve[i].frag_ratio_pct; });
-  d["allocation_pct_at_tune"] = n == 0 ? 0.0 : curve.back().allocation_pct;
   const auto& ev = r.events;  // one per arrival, unbucketed
   d["event_arrived_pct"] =
       column<double>(ev.size(), [&](std::size_t i) { return r.pct(static_cast<double>(ev[i].arrived_gpu_milli)); });
@@ -77,7 +85,6 @@ py::dict paper_dict(sim::paper_result&& r, int max_pct) {
       column<double>(ev.size(), [&](std::size_t i) { return r.pct(static_cast<double>(ev[i].allocated_gpu_milli)); });
   d["event_frag_amount_pct"] = column<double>(ev.size(), [&](std::size_t i) { return r.pct(ev[i].frag_gpu_milli); });
   d["failed_by_shape"] = shapes_dict(r.failed_by_shape);
-  d["seconds"] = r.seconds;
   return d;
 }
 
@@ -85,7 +92,8 @@ py::dict dynamic_dict(sim::dynamic_result&& r) {
   py::dict d;
   d["policy"] = r.policy;
   d["seed"] = r.seed;
-  d["gpu_milli_capacity"] = r.gpu_capacity;
+  d["gpu_capacity_milli"] = r.gpu_capacity;
+  put_fields(d, sim::dynamic_fields, r);
   const double cap = r.gpu_capacity > 0 ? static_cast<double>(r.gpu_capacity) : 1.0;
   const auto& s = r.samples;
   d["time_s"] = column<std::int64_t>(s.size(), [&](std::size_t i) { return s[i].time; });
@@ -98,22 +106,7 @@ py::dict dynamic_dict(sim::dynamic_result&& r) {
   d["end_s"] = r.end;
   d["last_event_s"] = r.last_event;
   d["window_days"] = r.days();
-  d["pods"] = r.pods;
-  d["placed_pods"] = r.placed;
-  d["placed_after_wait"] = r.placed_after_wait;
-  d["withdrawn_pods"] = r.withdrawn;
-  d["max_pending_pods"] = r.max_pending;
-  d["time_weighted_allocation_pct"] = r.time_weighted_allocation_pct;
-  d["time_weighted_pending_pods"] = r.time_weighted_pending;
-  py::dict q;
-  q["mean"] = r.mean_delay;
-  q["p50"] = r.p50_delay;
-  q["p95"] = r.p95_delay;
-  q["p99"] = r.p99_delay;
-  q["max"] = r.max_delay;
-  d["queueing_delay_s"] = q;
   d["withdrawn_by_shape"] = shapes_dict(r.withdrawn_by_shape);
-  d["seconds"] = r.seconds;
   return d;
 }
 
@@ -281,13 +274,42 @@ void register_sim(py::module_& m) {
         "policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as "
         "the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. "
         "Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy "
-        "arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), final_* scalars, "
-        "pods_arrived, pods_failed, failed_by_shape, seconds.");
+        "arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), "
+        "the scalars of gpusched-sim's JSON (allocation_pct_at_tune, unallocated_pct_at_tune, final_*_pct, arrived_pods, "
+        "failed_pods, wall_s; replay_fields('paper')), gpu_capacity_milli and failed_by_shape.");
   m.def("run_dynamic", &run_dynamic, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42,
         py::arg("time_scale") = 1.0, py::arg("sample_period_s") = 6 * 3600,
         "Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. "
         "Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, "
-        "frag_amount_pct as numpy arrays) and the run's scalars.");
+        "frag_amount_pct as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')).");
+  m.def(
+      "replay_fields",
+      [](const std::string& mode) {
+        py::list out;
+        auto add = [&](const auto& fields) {
+          for (const auto& f : fields) {
+            py::dict d;
+            d["key"] = std::string(f.key);
+            d["label"] = std::string(f.label);
+            d["kind"] = std::string(sim::kind_name(f.kind));
+            d["precision"] = f.precision;
+            d["lower_is_better"] = f.lower_is_better;
+            out.append(d);
+          }
+        };
+        if (mode == "paper") {
+          add(sim::paper_fields);
+        } else if (mode == "dynamic") {
+          add(sim::dynamic_fields);
+        } else {
+          throw invalid_argument_error("mode", "must be 'paper' or 'dynamic', got '" + mode + "'");
+        }
+        return out;
+      },
+      py::arg("mode"),
+      "The scalar fields of run_paper (mode='paper') or run_dynamic ('dynamic') results, as gpusched-sim's JSON "
+      "lists them (docs/results.schema.json): dicts with key, label, kind ('integer' or 'real'), precision and "
+      "lower_is_better.");
 }
 
 }  // namespace gpusched::python

@@ -7,7 +7,7 @@ import enum
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_metrics', 'experiment_run_once', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise']
+__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_fields', 'experiment_inputs', 'experiment_metrics', 'experiment_run_once', 'replay_fields', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise', 'summary_of']
 class InvalidArgumentError(ValueError):
     """
     A value given to gpusched is invalid; `field` names it ("pod 'p'.gpu_milli"). Nothing was changed.
@@ -816,21 +816,33 @@ def _parse_config(text: str, source: str, python_scores: dict) -> Config:
     """
     Parses a KubeSchedulerConfiguration (use gpusched.load_config). Errors raise ConfigFileError with file:line.
     """
+def experiment_fields() -> list:
+    """
+    The run metrics in report order, as the JSON's "fields" (docs/results.schema.json): dicts with key (snake_case, unit last), label (the table's), kind ('integer' or 'real'), precision and lower_is_better.
+    """
+def experiment_inputs(scenario: Scenario, profiles: collections.abc.Sequence[str]) -> list:
+    """
+    The files behind run_ab's results, as the JSON's "inputs": dicts with role, path and sha256 (the scenario, its latency tables, each profile's configuration).
+    """
 def experiment_metrics() -> list[tuple[str, str]]:
     """
-    The run metrics as (key, label) pairs in report order; jct_mean_s is in seconds (the report's label says hours: it divides by 3600).
+    The run metrics as (key, label) pairs in report order; each value is in its key's unit (jct_mean_h: hours, as the label says).
     """
 def experiment_run_once(scenario: Scenario, profile: str, seed: typing.SupportsInt | typing.SupportsIndex, duration_s: typing.SupportsFloat | typing.SupportsIndex | None = None) -> dict:
     """
     Runs one profile on one seed (duration_s: the scenario's when None); releases the GIL. Returns the run's metrics as a dict (see experiment_metrics()).
     """
+def replay_fields(mode: str) -> list:
+    """
+    The scalar fields of run_paper (mode='paper') or run_dynamic ('dynamic') results, as gpusched-sim's JSON lists them (docs/results.schema.json): dicts with key, label, kind ('integer' or 'real'), precision and lower_is_better.
+    """
 def run_dynamic(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, time_scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, sample_period_s: typing.SupportsInt | typing.SupportsIndex = 21600) -> dict:
     """
-    Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, frag_amount_pct as numpy arrays) and the run's scalars.
+    Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, frag_amount_pct as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')).
     """
 def run_paper(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, tune: typing.SupportsFloat | typing.SupportsIndex = 1.3, shuffle: bool = True, record_events: bool = True, max_pct: typing.SupportsInt | typing.SupportsIndex | None = None) -> dict:
     """
-    Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), final_* scalars, pods_arrived, pods_failed, failed_by_shape, seconds.
+    Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), the scalars of gpusched-sim's JSON (allocation_pct_at_tune, unallocated_pct_at_tune, final_*_pct, arrived_pods, failed_pods, wall_s; replay_fields('paper')), gpu_capacity_milli and failed_by_shape.
     """
 def sim_policies() -> list:
     """
@@ -839,5 +851,9 @@ def sim_policies() -> list:
 def summarise(x: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> tuple[float, float]:
     """
     Mean and 95% confidence half-width (Student's t, sample standard deviation): (mean, half); half is 0 with fewer than two values.
+    """
+def summary_of(x: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> dict:
+    """
+    Mean, sample standard deviation and 95% confidence half-width (Student's t) of per-seed values: {'mean', 'sd', 'ci95'}, as in the JSON's results.
     """
 __version__: str = '0.1.0'

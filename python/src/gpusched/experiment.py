@@ -6,11 +6,17 @@ follow; each run releases the GIL.
     ab = gs.experiment.run_ab(sc, ["kube-default", "gpusched"], seeds=[1, 2, 3])
     ab["runs"]["gpusched"]["p99_ms"]         # numpy array, one value per seed
     ab["summary"]["gpusched"]["p99_ms"]      # (mean, 95% CI half-width)
+    ab["results"]["gpusched"]["p99_ms"]      # {"values", "mean", "sd", "ci95"}, as gpusched-sim's JSON
+    gs.experiment.to_json(ab)                # that JSON (docs/results.schema.json)
     gs.plot.plot_experiment_ab(ab, "ab.png")
+
+Metric keys are the C++ report's (``experiment_fields()``): snake_case with the unit last
+(``jct_mean_h`` in hours, ``p99_ms``), the same in the table, the JSON and these dicts.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Sequence
 from typing import Any, Optional, Union
@@ -18,24 +24,32 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from gpusched._arrays import invalid
-from gpusched._core import Scenario, experiment_metrics, experiment_run_once, summarise
+from gpusched._core import (
+    Scenario,
+    __version__,
+    experiment_fields,
+    experiment_inputs,
+    experiment_metrics,
+    experiment_run_once,
+    summarise,
+    summary_of,
+)
 from gpusched._progress import run_jobs
 
 __all__ = [
     "LOWER_IS_BETTER",
     "Scenario",
     "ab_table",
+    "experiment_fields",
     "experiment_metrics",
     "run_ab",
     "run_once",
     "summarise",
+    "to_json",
 ]
 
-# Metrics where a smaller value is the better one (the A/B figure colours by it).
-LOWER_IS_BETTER = frozenset(
-    {"p50_ms", "p95_ms", "p99_ms", "gpu_util_swing_pct", "jct_mean_s", "preemptions", "partial_gang_gpu_hours",
-     "oom_crashes", "jobs_restarted", "replicas_pending_s"}
-)
+# Metrics where a smaller value is the better one (the A/B figure colours by it); from the field list.
+LOWER_IS_BETTER = frozenset(str(f["key"]) for f in experiment_fields() if f["lower_is_better"])
 
 
 def run_once(scenario: Scenario, profile: str, seed: int, duration_s: Optional[float] = None) -> dict[str, float]:
@@ -53,12 +67,15 @@ def run_ab(
     seeds: Optional[Iterable[int]] = None,
     *,
     duration_s: Optional[float] = None,
-    progress: bool = True,
+    progress: Optional[bool] = None,
     workers: int = 1,
 ) -> dict[str, Any]:
-    """Runs each profile on each seed (the scenario's seeds when None). Returns
-    ``{"scenario", "profiles", "seeds", "duration_s", "runs": {profile: {metric: array over seeds}},
-    "summary": {profile: {metric: (mean, ci95_half)}}}``."""
+    """Runs each profile on each seed (the scenario's seeds when None); a progress bar on stderr when
+    ``progress`` (None: when stderr is a terminal). Returns the keys of gpusched-sim's JSON
+    (``{"tool", "version", "kind", "scenario", "duration_s", "seeds", "profiles", "inputs", "fields",
+    "results": {profile: {metric: {"values", "mean", "sd", "ci95"}}}}``, see ``to_json``) and, for
+    numpy work, ``"runs": {profile: {metric: array over seeds}}`` and ``"summary": {profile: {metric:
+    (mean, ci95_half)}}``."""
     sc = _load(scenario)
     names = [profiles] if isinstance(profiles, str) else list(profiles)
     if not names:
@@ -74,27 +91,50 @@ def run_ab(
             raise invalid(f"seeds[{i}]", f"must be an integer >= 0, got {s!r}")
     jobs = [lambda p=p, s=s: experiment_run_once(sc, p, int(s), duration_s) for p in names for s in sd]
     flat = run_jobs(jobs, progress=progress, desc=f"{sc.name} A/B", workers=workers)
-    keys = [k for k, _ in experiment_metrics()]
+    fields = experiment_fields()
     runs: dict[str, dict[str, Any]] = {}
     summary: dict[str, dict[str, tuple[float, float]]] = {}
+    results: dict[str, dict[str, dict[str, Any]]] = {}
     for i, p in enumerate(names):
         chunk = flat[i * len(sd) : (i + 1) * len(sd)]
-        runs[p] = {k: np.array([m[k] for m in chunk], dtype=np.float64) for k in keys}
-        summary[p] = {k: summarise(list(runs[p][k])) for k in keys}
+        results[p] = {}
+        for f in fields:
+            k = str(f["key"])
+            values = [m[k] for m in chunk]
+            runs.setdefault(p, {})[k] = np.array(values, dtype=np.float64)
+            summary.setdefault(p, {})[k] = summarise([float(v) for v in values])
+            results[p][k] = {"values": values, **summary_of([float(v) for v in values])}
     return {
+        "tool": "gpusched-python",
+        "version": __version__,
+        "kind": "scenario_ab",
         "scenario": sc.name,
-        "profiles": names,
+        "duration_s": float(sc.duration_s if duration_s is None else duration_s),
         "seeds": [int(s) for s in sd],
-        "duration_s": sc.duration_s if duration_s is None else duration_s,
+        "profiles": names,
+        "inputs": experiment_inputs(sc, names),
+        "fields": fields,
+        "results": results,
         "runs": runs,
         "summary": summary,
     }
 
 
+_JSON_KEYS = ("tool", "version", "kind", "scenario", "duration_s", "seeds", "profiles", "inputs", "fields", "results")
+
+
+def to_json(ab: dict[str, Any], indent: Optional[int] = 1) -> str:
+    """The result of ``run_ab`` as gpusched-sim's ``--json`` writes it (docs/results.schema.json)."""
+    missing = [k for k in _JSON_KEYS if k not in ab]
+    if missing:
+        raise invalid("ab", f"not a run_ab result: lacks {', '.join(missing)}")
+    return json.dumps({k: ab[k] for k in _JSON_KEYS}, indent=indent)
+
+
 def ab_table(ab: dict[str, Any], a: Optional[str] = None, b: Optional[str] = None) -> dict[str, Any]:
     """The means of profiles ``a`` and ``b`` (default: the first two) by metric label, as
     ``gpusched.plot.plot_ab_table`` takes them: ``{"A", "B", "a_label", "b_label", "lower_is_better"}``.
-    Training JCT is shown in hours, as the C++ report does."""
+    Each value is in its key's unit, which its label names (training JCT in hours)."""
     names = list(ab["profiles"])
     a = a if a is not None else names[0]
     if b is None:
@@ -104,11 +144,10 @@ def ab_table(ab: dict[str, Any], a: Optional[str] = None, b: Optional[str] = Non
     for field, p in (("a", a), ("b", b)):
         if p not in ab["summary"]:
             raise invalid(field, f"no profile '{p}' in the result; it has {', '.join(names)}")
-    scale = {"jct_mean_s": 1 / 3600.0}
     table: dict[str, Any] = {"A": {}, "B": {}, "a_label": a, "b_label": b, "lower_is_better": []}
     for key, label in experiment_metrics():
-        table["A"][label] = ab["summary"][a][key][0] * scale.get(key, 1.0)
-        table["B"][label] = ab["summary"][b][key][0] * scale.get(key, 1.0)
+        table["A"][label] = ab["summary"][a][key][0]
+        table["B"][label] = ab["summary"][b][key][0]
         if key in LOWER_IS_BETTER:
             table["lower_is_better"].append(label)
     return table

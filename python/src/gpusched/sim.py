@@ -18,10 +18,10 @@ import numpy.typing as npt
 
 from gpusched import _core
 from gpusched._arrays import invalid
-from gpusched._core import Trace, run_dynamic, run_paper, sim_policies
+from gpusched._core import Trace, replay_fields, run_dynamic, run_paper, sim_policies
 from gpusched._progress import run_jobs
 
-__all__ = ["Policy", "PythonPolicy", "Trace", "final_allocation", "load_openb", "policy_names", "replay", "run_dynamic", "run_paper", "sim_policies"]
+__all__ = ["Policy", "PythonPolicy", "Trace", "final_allocation", "load_openb", "policy_names", "replay", "replay_fields", "run_dynamic", "run_paper", "sim_policies"]
 
 PAPER_SEEDS = tuple(range(42, 52))  # the authors' seeds
 
@@ -78,14 +78,15 @@ def replay(
     mode: str = "paper",
     tune: float = 1.3,
     time_scale: float = 1.0,
-    progress: bool = True,
+    progress: Optional[bool] = None,
     workers: int = 1,
     **options: Any,
 ) -> dict[str, Any]:
     """Runs every policy (a name, or a Python scorer ``fn(NodeFeatures, Pod) -> scores``) on every seed: ``{"mode", "tune" | "time_scale", "runs": [run, ...]}`` with each
     run the dict of ``run_paper`` (mode="paper") or ``run_dynamic`` (mode="dynamic"), the shape
     ``gpusched.plot.plot_allocation`` reads. ``options`` go to the run function (record_events,
-    max_pct, shuffle; sample_period_s)."""
+    max_pct, shuffle; sample_period_s). A progress bar goes to stderr when ``progress`` (None: when
+    stderr is a terminal). Each run's scalars have the keys of gpusched-sim's JSON (``replay_fields``)."""
     names, sd = _policies(policies), _seeds(seeds)
     if mode == "paper":
         jobs = [lambda p=p, s=s: run_paper(trace, p, s, tune, **options) for p in names for s in sd]

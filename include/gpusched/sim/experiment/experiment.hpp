@@ -13,11 +13,8 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <vector>
-
-#include <yaml-cpp/yaml.h>
-
 #include <unordered_map>
+#include <vector>
 
 #include "gpusched/core/bound_cluster.hpp"
 #include "gpusched/core/error.hpp"
@@ -29,6 +26,7 @@
 #include "gpusched/preemption/preemption.hpp"
 #include "gpusched/preemption/preemption_budget.hpp"
 #include "gpusched/profile/static_profile.hpp"
+#include "gpusched/queue/queue_sort.hpp"
 #include "gpusched/queue/scheduling_queue.hpp"
 #include "gpusched/gang/gang.hpp"
 #include "gpusched/gang/placement.hpp"
@@ -38,6 +36,8 @@
 #include "gpusched/sim/serving/scenario.hpp"
 
 namespace gpusched::sim::experiment {
+
+enum class fit_mode : std::uint8_t { profile, overcommit };
 
 // How a profile treats gangs, which scheduler configuration it runs, and which of the library's
 // mechanisms the driver wires for it. Every switch can be set per profile in the scenario file
@@ -58,8 +58,13 @@ struct profile_wiring {
   bool preemption_budget = false;
   budget_options budget{};
   // Burstable / BestEffort CPU and memory ceilings (overcommit/overcommit_policy.hpp), permille;
-  // 1000/1000: no overcommit (the profile keeps NodeResourcesFit).
+  // 1000/1000: no overcommit.
   overcommit_policy overcommit{};
+  // Which check NodeResourcesFit's filter is (the profile's configuration text is never changed):
+  // `profile`, the plugin the configuration names; `overcommit`, overcommit_fit with the ceilings
+  // above instead (same GPU rule as gpu_check), run after the profile's other checks.
+  // resolve_profile sets `overcommit` exactly when the ceilings overcommit.
+  fit_mode fit = fit_mode::profile;
   // Planned restart of a replica on a device whose free memory will run out within the horizon
   // (eviction/leak_detector.hpp); resolve_profile sets leak.startup_s to the engine's startup_s.
   bool leak_eviction = false;
@@ -108,6 +113,7 @@ inline void apply_gpusched_defaults(profile_wiring& w) {
   w.preemption = true;
   w.preemption_budget = true;
   w.overcommit = seed_overcommit_policy();
+  w.fit = fit_mode::overcommit;
   w.leak_eviction = true;
 }
 
@@ -138,6 +144,7 @@ inline void apply_overrides(profile_wiring& w, const serving::scenario& sc, cons
       w.leak.min_r2 = p.leak_min_r2;
     }
     w.leak.startup_s = sc.engine.startup_s;  // a planned restart takes the engine's model load
+    w.fit = w.overcommits() ? fit_mode::overcommit : fit_mode::profile;
     w.leak.validate();
     w.queue.validate();
     w.budget.validate();
@@ -225,55 +232,28 @@ struct job_rec {
   std::vector<serving::external_id> externals;
 };
 
-// Emits n as the reader saw it: yaml-cpp's emitter drops the quotes of a quoted scalar (tag "!"),
-// and the strict reader (docs/adr/0006-strict-yaml.md) refuses an unquoted 'on' or '010' where a
-// string is meant, so quoted scalars are written double-quoted again.
-inline void emit_keeping_quotes(YAML::Emitter& em, const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map:
-      em << YAML::BeginMap;
-      for (const auto& kv : n) {
-        em << YAML::Key;
-        emit_keeping_quotes(em, kv.first);
-        em << YAML::Value;
-        emit_keeping_quotes(em, kv.second);
-      }
-      em << YAML::EndMap;
-      break;
-    case YAML::NodeType::Sequence:
-      em << YAML::BeginSeq;
-      for (const auto& e : n) emit_keeping_quotes(em, e);
-      em << YAML::EndSeq;
-      break;
-    case YAML::NodeType::Scalar:
-      if (n.Tag() == "!") {
-        em << YAML::DoubleQuoted << n.Scalar();
-      } else {
-        em << n.Scalar();
-      }
-      break;
-    default:
-      em << YAML::Null;
-      break;
-  }
-}
-
-// gpusched's profile with NodeResourcesFit's filter disabled, so that overcommit_fit (added by the
-// driver) decides CPU and memory. The text was parsed once as written, so its errors keep their lines.
-inline std::string without_resource_fit(const std::string& text) {
-  YAML::Node root = YAML::Load(text);
-  YAML::Node prof = root["profiles"][0];
-  YAML::Node dis;
-  dis["name"] = "NodeResourcesFit";
-  prof["plugins"]["filter"]["disabled"].push_back(dis);
-  YAML::Emitter em;
-  emit_keeping_quotes(em, root);
-  return em.c_str();
-}
-
 }  // namespace detail
 
 using experiment_cluster = bound_cluster<in_memory_cluster>;
+
+// The wiring's scheduler configuration, parsed as written. With fit_mode::overcommit the registry
+// binds NodeResourcesFit's filter to nothing (its args are still checked) and overcommit_fit runs
+// after the profile's checks, so CPU and memory are decided under the ceilings.
+template <Cluster C = experiment_cluster>
+scheduler_config<C> wired_config(const profile_wiring& w) {
+  plugin_registry<C> reg = plugin_registry<C>::builtins();
+  if (w.fit == fit_mode::overcommit) {
+    const auto fit = *reg.find_check("NodeResourcesFit");
+    reg.add_check("NodeResourcesFit", [fit](dynamic_profile<C>&, const plugin_args& a) {
+      dynamic_profile<C> scratch;  // decodes and validates the args, as the plugin would
+      fit(scratch, a);
+    });
+  }
+  auto cfg = parse_scheduler_config<C>(w.config_text, w.config_source, reg);
+  if (cfg.profiles.empty()) throw invalid_argument_error("profiles", w.config_source + " has no profile");
+  if (w.fit == fit_mode::overcommit) cfg.profiles.front().profile.add_check(overcommit_fit{w.overcommit});
+  return cfg;
+}
 
 // Runs one profile on one seed. `duration_s` < 0 uses the scenario's.
 inline run_metrics run_once(const serving::scenario& sc, const serving::latency_model& lm, const profile_wiring& w,
@@ -281,13 +261,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   using namespace serving;
   using C = experiment_cluster;
   const double T = duration_s < 0.0 ? sc.duration_s : duration_s;
-  auto cfg = parse_scheduler_config<C>(w.config_text, w.config_source);
-  if (cfg.profiles.empty()) throw invalid_argument_error("profiles", w.config_source + " has no profile");
-  const bool oc = w.overcommits();
-  if (oc) {  // NodeResourcesFit's filter off, overcommit_fit on (same GPU rule: gpu_check's)
-    cfg = parse_scheduler_config<C>(detail::without_resource_fit(w.config_text), w.config_source);
-    cfg.profiles.front().profile.add_check(overcommit_fit{w.overcommit});
-  }
+  auto cfg = wired_config<C>(w);
   auto opts = cfg.profiles.front().options;
   opts.seed = seed;
   scheduler<C, dynamic_profile<C>> sched(cfg.profiles.front().profile, opts);
@@ -303,6 +277,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   preemption_budget budget(w.budget);
   preemption_budget* bud = w.preemption_budget ? &budget : nullptr;
   scheduling_queue queue(w.queue);
+  priority_sort_queue by_priority;  // kube-default's order (queue/queue_sort.hpp)
   gpu_memory_monitor monitor(w.leak);
   w.eviction.validate();
 
@@ -374,8 +349,12 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     if (w.two_tier_queue) queue.released(r.p);
   };
   auto push = [&](detail::pod_rec& r) {
-    if (!w.two_tier_queue || r.queued) return;
-    queue.push(r.p, now);
+    if (r.queued) return;
+    if (w.two_tier_queue) {
+      queue.push(r.p, now);
+    } else {
+      by_priority.push(r.p, now, r.seq);  // equal priorities in submission (pod) order
+    }
     r.queued = true;
   };
 
@@ -465,37 +444,33 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     return true;
   };
 
-  std::vector<std::size_t> order;
+  // One scheduling cycle over any QueueSort: each unit popped once (a gang is one unit in the
+  // two-tier queue; the priority sort pops pods, and a gang member places its whole gang under
+  // all-or-nothing), then scheduled or unschedulable with its rejections.
+  auto drain = [&](auto& q) {
+    while (auto u = q.pop(now)) {
+      bool ok = true;
+      for (const pod* pp : u->pods) {
+        const std::size_t i = by_name.at(pp->name);
+        ok = place_unit(i) && ok;
+        if (!ok && w.gang_all_or_nothing && pods[i].job >= 0) break;
+      }
+      if (ok) {
+        for (const pod* pp : u->pods) pods[by_name.at(pp->name)].queued = false;
+        q.scheduled(u->ticket, now);
+      } else {
+        q.unschedulable(u->ticket, now, why);
+      }
+    }
+  };
   auto cycle = [&] {
     cl.set_time(now);
     std::fill(gang_tried.begin(), gang_tried.end(), 0);
     if (w.two_tier_queue) {
-      while (auto u = queue.pop(now)) {
-        bool ok = true;
-        for (const pod* pp : u->pods) {
-          auto& r = pods[by_name.at(pp->name)];
-          ok = place_unit(by_name.at(pp->name)) && ok;
-          if (!ok && w.gang_all_or_nothing && r.job >= 0) break;
-        }
-        if (ok) {
-          for (const pod* pp : u->pods) pods[by_name.at(pp->name)].queued = false;
-          queue.scheduled(u->ticket, now);
-        } else {
-          queue.unschedulable(u->ticket, now, why);
-        }
-      }
-      return;
+      drain(queue);
+    } else {
+      drain(by_priority);
     }
-    order.clear();
-    for (std::size_t i = 0; i < pods.size(); ++i) {
-      const auto& r = pods[i];
-      if (r.bound || !r.arrived) continue;
-      if (r.job >= 0 && jobs[static_cast<std::size_t>(r.job)].finished) continue;
-      order.push_back(i);
-    }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](std::size_t a, std::size_t b) { return pods[a].p.priority > pods[b].p.priority; });
-    for (const std::size_t i : order) place_unit(i);
   };
 
   // Leak eviction: per-device free memory readings; a node whose device will be full within the

@@ -1,0 +1,116 @@
+"""gpusched-sim's JSON against docs/results.schema.json, and its progress bar's default.
+
+    python3 check_results_json.py <gpusched-sim> <source dir> <project version> [scenario]
+
+Runs the openb replay (paper and dynamic mode) on the small traces of tests/data/cli/ and, with
+"scenario", a 10-minute run of data/scenarios/seed.yaml; validates each JSON with the jsonschema
+package (Draft 2020-12) and checks values worked out by hand. Exits non-zero with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def fail(msg: str) -> None:
+    print(f"FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def main() -> None:
+    try:
+        import jsonschema
+    except ImportError:
+        fail("the Python package jsonschema is missing (scripts/install-deps.sh installs it)")
+    exe, src, version = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+    with_scenario = len(sys.argv) > 4 and sys.argv[4] == "scenario"
+    schema = json.loads((src / "docs/results.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    data = src / "tests/data/cli"
+
+    def run(args: list[str], out: Path | None) -> tuple[dict, str]:
+        # stderr is a pipe here, not a terminal: no progress bar unless --progress forces it.
+        p = subprocess.run([exe, *args], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            fail(f"{args}: exit {p.returncode}: {p.stderr}")
+        doc = json.loads(out.read_text() if out else p.stdout)
+        errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+        if errors:
+            fail(f"{args}: {errors[0].message} at {list(errors[0].path)}")
+        if doc["version"] != version:
+            fail(f"version {doc['version']!r}, CMake's project version is {version!r}")
+        for i in doc["inputs"]:
+            if not i["path"].startswith("<") and hashlib.sha256(Path(i["path"]).read_bytes()).hexdigest() != i["sha256"]:
+                fail(f"sha256 of {i['path']} differs from hashlib's")
+        return doc, p.stderr
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out.json"
+        # Paper mode: one 1-GPU node, pods g1 (half a GPU) and g2 (a whole one): g2 fails.
+        doc, err = run(["--nodes", str(data / "nodes_one_gpu.csv"), "--pods", str(data / "pods_blank_end.csv"),
+                        "--policy", "FGD,BestFit", "--seeds", "1-3", "--tune", "0.5", "-q", "--output-json", str(out)],
+                       out)
+        if "runs," in err:
+            fail(f"a progress bar on a stderr that is not a terminal: {err!r}")
+        keys = [f["key"] for f in doc["fields"]]
+        for r in doc["runs"]:
+            if not set(keys) <= set(r):
+                fail(f"run lacks field keys {set(keys) - set(r)}")
+        s = doc["summary"][0]["metrics"]
+        for k, f in zip(keys, doc["fields"]):
+            vals = s[k]["values"]
+            if len(vals) != 3 or (f["kind"] == "integer" and not all(isinstance(v, int) for v in vals)):
+                fail(f"{k}: three {f['kind']} values wanted (one per seed), got {vals}")
+            mean = sum(vals) / 3
+            sd = (sum((v - mean) ** 2 for v in vals) / 2) ** 0.5
+            # 95% half-width with n = 3: t_{0.975,2} = 4.303 (NIST/SEMATECH table 1.3.6.7.2) x sd / sqrt(3)
+            if abs(s[k]["mean"] - mean) > 1e-9 * max(1, abs(mean)) or abs(s[k]["ci95"] - 4.303 * sd / 3**0.5) > 1e-9 * max(1, sd):
+                fail(f"{k}: mean/ci95 {s[k]['mean']}/{s[k]['ci95']}, by hand {mean}/{4.303 * sd / 3**0.5}")
+        for a, u in zip(s["allocation_pct_at_tune"]["values"], s["unallocated_pct_at_tune"]["values"]):
+            if abs(a + u - 100) > 1e-9:
+                fail(f"allocated {a} + unallocated {u} is not 100")
+        # Every arrival is g1 (half a GPU; g2, a whole one, would pass the 50% target): none fails.
+        if s["failed_pods"]["values"] != [0, 0, 0]:
+            fail(f"paper mode, tune 0.5 of 1 GPU: no pod can fail; got {s['failed_pods']}")
+        _, err = run(["--nodes", str(data / "nodes_one_gpu.csv"), "--pods", str(data / "pods_blank_end.csv"),
+                      "--policy", "FGD", "--seeds", "1", "-q", "--progress", "--output-json", str(out)], out)
+        if "1/1 runs" not in err:
+            fail(f"--progress did not force the bar on: {err!r}")
+
+        # Dynamic mode (tests/data/cli/pods_timed.csv, one GPU): p1 runs 0-100; p2 arrives at 10, waits
+        # 90 s for p1 and runs; p3 arrives at 20 and is withdrawn at its deletion time 50.
+        doc, _ = run(["--mode", "dynamic", "--nodes", str(data / "nodes_one_gpu.csv"), "--pods",
+                      str(data / "pods_timed.csv"), "--policy", "FGD", "--seeds", "1", "-q", "--output-json",
+                      str(out)], out)
+        m = doc["summary"][0]["metrics"]
+        want = {"placed_pods": 2, "waited_pods": 1, "withdrawn_pods": 1, "delay_max_s": 90.0, "delay_mean_s": 45.0,
+                "time_weighted_pending_pods": 0.5}
+        for k, v in want.items():
+            if m[k]["values"] != [v]:
+                fail(f"dynamic {k}: want [{v}], got {m[k]['values']}")
+
+        if with_scenario:
+            doc, err = run(["--scenario", str(src / "data/scenarios/seed.yaml"), "--profiles", "kube-default,gpusched",
+                            "--seeds", "1-2", "--duration", "600", "--json"], None)
+            if "runs," in err:
+                fail(f"a progress bar on a stderr that is not a terminal: {err!r}")
+            keys = [f["key"] for f in doc["fields"]]
+            for p in doc["profiles"]:
+                if list(doc["results"][p]) != keys:
+                    fail(f"profile {p}: keys {list(doc['results'][p])} are not the field list's {keys}")
+                for k in keys:
+                    if len(doc["results"][p][k]["values"]) != 2:
+                        fail(f"{p}.{k}: one value per seed wanted")
+            if doc["scenario"] != "seed" or doc["duration_s"] != 600:
+                fail(f"scenario {doc['scenario']!r}, duration {doc['duration_s']}")
+    print("results JSON: schema and hand-checked values OK")
+
+
+if __name__ == "__main__":
+    main()
