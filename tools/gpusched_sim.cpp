@@ -4,6 +4,7 @@
 //   gpusched-sim                                   # default trace, all 7 policies, seeds 42-51
 //   gpusched-sim --policy FGD,gpusched --seeds 42-44 --output-json out.json
 //   gpusched-sim --mode dynamic --policy FGD --time-scale 1
+//   gpusched-sim --profile-file data/profiles/fgd.yaml   # a policy as a profile file (data/profiles/)
 //   gpusched-sim --scenario data/scenarios/seed.yaml --profiles kube-default,gpusched --seeds 1-5 [--json]
 //                                                  # the seed's serving A/B report (docs/experiment.md)
 #include <unistd.h>
@@ -38,6 +39,7 @@
 #include "gpusched/sim/policies.hpp"
 #include "gpusched/sim/trace.hpp"
 #if defined(GPUSCHED_SIM_SCENARIO)
+#include "gpusched/profile/profile_file.hpp"
 #include "gpusched/sim/experiment/report.hpp"
 #include "gpusched/sim/serving/scenario_yaml.hpp"
 #endif
@@ -180,8 +182,15 @@ CLI::Validator finite_number(double lo, double hi) {
       "NUMBER in " + range.str());
 }
 
+// A row of the table: a built-in policy, or a profile file (--profile-file) named by its
+// schedulerName (kind: the policy of that name, if any, for the published column).
+struct policy_row {
+  std::string name;
+  std::optional<sim::policy_kind> kind;
+  std::string file;  // empty: the built-in policy `kind`
+};
 struct task {
-  sim::policy_kind policy;
+  std::size_t row;
   std::uint64_t seed;
 };
 using outcome = std::variant<std::monostate, sim::paper_result, sim::dynamic_result>;
@@ -374,6 +383,16 @@ int main(int argc, char** argv) {
   replay_opts.push_back(app.add_flag("--progress,!--no-progress", progress,
                                      "progress bar on stderr (default: when stderr is a terminal)"));
   replay_opts.push_back(app.add_flag("--quiet,-q", quiet, "no summary table"));
+  std::vector<std::string> profile_files;
+#if defined(GPUSCHED_SIM_SCENARIO)
+  CLI::Option* profile_file_opt =
+      app.add_option("--profile-file", profile_files,
+                     "replay with this profile file (a KubeSchedulerConfiguration with one profile, e.g. "
+                     "data/profiles/fgd.yaml) instead of --policy; repeatable")
+          ->check(CLI::ExistingFile);
+  profile_file_opt->excludes(replay_opts[2]);  // --policy
+  replay_opts.push_back(profile_file_opt);
+#endif
   CLI::Option* list_opt = app.add_flag("--list-policies", list, "list the policies and exit");
   for (CLI::Option* o : replay_opts) list_opt->excludes(o);
   list_opt->excludes(seeds_opt);
@@ -417,7 +436,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --time-scale applies to --mode dynamic only\n");
     return 2;
   }
-  const std::vector<sim::policy_kind> kinds = parse_policies(policy_text);  // validated by CLI11 above
+  std::vector<policy_row> rows;
+  if (profile_files.empty()) {
+    for (const auto k : parse_policies(policy_text)) rows.push_back({std::string(sim::policy_name(k)), k, {}});  // validated by CLI11
+  }
   const std::vector<std::uint64_t> seeds = parse_seeds(seeds_text);
 
   // The output file is checked before any work: opened for appending (which creates it and changes no
@@ -452,9 +474,25 @@ int main(int argc, char** argv) {
     return fail(e.what());
   }
 
+#if defined(GPUSCHED_SIM_SCENARIO)
+  try {  // each file is checked (and named) before any run
+    for (const auto& f : profile_files) {
+      const auto fp = load_profile_file<sim::sim_cluster>(f, plugin_context{t.typical, 0});
+      if (fp.options.percentage_of_nodes_to_score != 100) {
+        return fail(f + ": percentageOfNodesToScore: the replay examines every node; give 100 or leave it out");
+      }
+      for (const auto& r : rows) {
+        if (r.name == fp.name) return fail(f + ": schedulerName '" + fp.name + "' is given by another profile file");
+      }
+      rows.push_back({fp.name, sim::find_policy(fp.name), f});
+    }
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+#endif
   std::vector<task> tasks;
-  for (const auto k : kinds) {
-    for (const auto s : seeds) tasks.push_back({k, s});
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (const auto s : seeds) tasks.push_back({r, s});
   }
   std::vector<outcome> results(tasks.size());
   std::atomic<std::size_t> next{0};
@@ -466,21 +504,37 @@ int main(int argc, char** argv) {
     for (std::size_t i; (i = next.fetch_add(1)) < tasks.size();) {
       const task& tk = tasks[i];
       try {
-        const std::string name(sim::policy_name(tk.policy));
+        const policy_row& row = rows[tk.row];
+        const std::string& name = row.name;
+        // Calls f(profile, ties) with the row's profile: the built-in policy's static profile, or
+        // the file's, built with the trace's typical pods and the run's seed.
+        auto with_row = [&](auto&& f) -> outcome {
+#if defined(GPUSCHED_SIM_SCENARIO)
+          if (!row.file.empty()) {
+            auto fp = load_profile_file<sim::sim_cluster>(row.file, plugin_context{t.typical, tk.seed});
+            const tie_break_rule ties = fp.profile.preferred_ties().value_or(tie_break_rule::first_node);
+            return f(std::move(fp.profile), ties);
+          }
+#endif
+          return sim::with_policy(*row.kind, t.typical, tk.seed,
+                                  [&](auto prof) -> outcome { return f(std::move(prof), sim::policy_ties(*row.kind)); });
+        };
         if (mode == "paper") {
           sim::paper_options o;
           o.seed = tk.seed;
           o.tune = tune;
-          o.ties = sim::policy_ties(tk.policy);
-          results[i] = sim::with_policy(tk.policy, t.typical, tk.seed,
-                                        [&](auto prof) { return sim::run_paper(t, std::move(prof), o, name); });
+          results[i] = with_row([&](auto prof, tie_break_rule ties) -> outcome {
+            o.ties = ties;
+            return sim::run_paper(t, std::move(prof), o, name);
+          });
         } else {
           sim::dynamic_options o;
           o.seed = tk.seed;
           o.time_scale = time_scale;
-          o.ties = sim::policy_ties(tk.policy);
-          results[i] = sim::with_policy(tk.policy, t.typical, tk.seed,
-                                        [&](auto prof) { return sim::run_dynamic(t, std::move(prof), o, name); });
+          results[i] = with_row([&](auto prof, tie_break_rule ties) -> outcome {
+            o.ties = ties;
+            return sim::run_dynamic(t, std::move(prof), o, name);
+          });
         }
         bar.done(name + " seed " + std::to_string(tk.seed));
       } catch (const std::exception& e) {
@@ -525,10 +579,10 @@ int main(int argc, char** argv) {
                   "published", "diff", "unalloc %", "frag amt %", "frag ratio", "failed pods", "s/run");
     }
     double fgd_unalloc = -1;
-    for (const auto k : kinds) {
+    for (std::size_t row = 0; row < rows.size(); ++row) {
       std::vector<double> at, frag, ratio, failed_pods, secs;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        if (tasks[i].policy != k) continue;
+        if (tasks[i].row != row) continue;
         const auto& r = std::get<sim::paper_result>(results[i]);
         const auto curve = r.curve(max_pct);
         at.push_back(curve.empty() ? r.final_allocation_pct() : curve.back().allocation_pct);
@@ -538,10 +592,11 @@ int main(int argc, char** argv) {
         secs.push_back(r.seconds);
         out["runs"].push_back(paper_json(r, max_pct));
       }
-      const auto& info = sim::info(k);
+      const std::string& row_name = rows[row].name;
+      const double published = rows[row].kind ? sim::info(*rows[row].kind).paper_allocation_pct : 0.0;
       const stats a = mean_sd(at);
-      if (k == sim::policy_kind::fgd) fgd_unalloc = 100 - a.mean;
-      json sj{{"policy", std::string(info.name)},
+      if (rows[row].kind == sim::policy_kind::fgd) fgd_unalloc = 100 - a.mean;
+      json sj{{"policy", row_name},
               {"runs", at.size()},
               {"allocation_pct_mean", a.mean},
               {"allocation_pct_sd", a.sd},
@@ -550,17 +605,17 @@ int main(int argc, char** argv) {
               {"frag_ratio_pct_mean", mean_sd(ratio).mean},
               {"failed_pods_mean", mean_sd(failed_pods).mean},
               {"seconds_per_run", mean_sd(secs).mean}};
-      if (default_trace && info.paper_allocation_pct > 0) sj["published_allocation_pct"] = info.paper_allocation_pct;
+      if (default_trace && published > 0) sj["published_allocation_pct"] = published;
       summary.push_back(sj);
       if (!quiet) {
         char pub[32] = "-", diff[32] = "-";
-        if (default_trace && info.paper_allocation_pct > 0) {
-          std::snprintf(pub, sizeof pub, "%.2f", info.paper_allocation_pct);
-          std::snprintf(diff, sizeof diff, "%+.2f", a.mean - info.paper_allocation_pct);
+        if (default_trace && published > 0) {
+          std::snprintf(pub, sizeof pub, "%.2f", published);
+          std::snprintf(diff, sizeof diff, "%+.2f", a.mean - published);
         }
         char alloc[32];
         std::snprintf(alloc, sizeof alloc, "%.2f (%.2f)", a.mean, a.sd);
-        std::printf("%-14s %4zu  %-15s %9s %7s  %11.2f  %9.2f  %9.2f  %11.0f  %6.2f\n", std::string(info.name).c_str(),
+        std::printf("%-14s %4zu  %-15s %9s %7s  %11.2f  %9.2f  %9.2f  %11.0f  %6.2f\n", row_name.c_str(),
                     at.size(), alloc, pub, diff, 100 - a.mean, mean_sd(frag).mean, mean_sd(ratio).mean,
                     mean_sd(failed_pods).mean, mean_sd(secs).mean);
       }
@@ -581,10 +636,10 @@ int main(int argc, char** argv) {
       std::printf("%-14s %4s  %12s  %12s  %10s  %10s  %10s  %8s  %9s  %6s\n", "policy", "runs", "tw alloc %",
                   "tw pending", "delay mean", "delay p95", "delay max", "waited", "withdrawn", "s/run");
     }
-    for (const auto k : kinds) {
+    for (std::size_t row = 0; row < rows.size(); ++row) {
       std::vector<double> tw, twp, dm, d95, dmax, waited, withdrawn, secs;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        if (tasks[i].policy != k) continue;
+        if (tasks[i].row != row) continue;
         const auto& r = std::get<sim::dynamic_result>(results[i]);
         tw.push_back(r.time_weighted_allocation_pct);
         twp.push_back(r.time_weighted_pending);
@@ -596,7 +651,7 @@ int main(int argc, char** argv) {
         secs.push_back(r.seconds);
         out["runs"].push_back(dynamic_json(r));
       }
-      const std::string name(sim::policy_name(k));
+      const std::string& name = rows[row].name;
       summary.push_back({{"policy", name},
                          {"runs", tw.size()},
                          {"time_weighted_allocation_pct_mean", mean_sd(tw).mean},

@@ -24,7 +24,7 @@ class pod_table {
   // Validates every pod (gpusched::validate) and its requests against the batch engines' exact
   // domain, and gives the pods' model types bits in `nodes` (so that placing them needs no new
   // bit). Throws invalid_argument_error naming the pod and field; then neither table changes.
-  pod_table(std::span<const pod> pods, node_table& nodes) {
+  pod_table(std::span<const pod> pods, node_table& nodes) : source_(pods) {
     for (const pod& p : pods) {
       validate(p);
       if (p.cpu_milli > formula::reciprocal_domain_limit || p.memory_mib > formula::reciprocal_domain_limit) {
@@ -71,6 +71,9 @@ class pod_table {
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(cpu_.size()); }
+  // The pods the table was built from (the caller's; they must outlive the table where this is
+  // read: the host forms of batch/host_forms.hpp call the plugins on them).
+  [[nodiscard]] std::span<const pod> source() const noexcept { return source_; }
 
   [[nodiscard]] const column<std::int64_t>& cpu_milli() const noexcept { return cpu_; }
   [[nodiscard]] const column<std::int64_t>& memory_mib() const noexcept { return mem_; }
@@ -106,6 +109,7 @@ class pod_table {
   column<std::uint8_t> qos_;
   column<std::uint64_t> key_;
   std::size_t gpu_models_seen_ = 0;
+  std::span<const pod> source_;
 };
 
 }  // namespace gpusched::batch

@@ -8,9 +8,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -20,6 +22,7 @@
 #include "gpusched/preflight/preflight.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/gpu_selection.hpp"
+#include "gpusched/schedule/tie_break.hpp"
 #include "gpusched/scoring/scorer.hpp"
 
 namespace gpusched {
@@ -58,6 +61,30 @@ class dynamic_profile {
   [[nodiscard]] std::string_view check_name(std::size_t i) const { return checks_[i]->name(); }
   [[nodiscard]] std::string_view gpu_selector_name() const { return selector_->name(); }
 
+  // The plugin objects behind the erasure, for adapters that need their type (the batch engine's
+  // batch forms, batch/dynamic_batch.hpp): a pointer to check i / scorer i / the selector when it is
+  // a T, else null.
+  template <class T>
+  [[nodiscard]] const T* check_as(std::size_t i) const noexcept {
+    return static_cast<const T*>(checks_[i]->target(typeid(T)));
+  }
+  template <class T>
+  [[nodiscard]] const T* score_as(std::size_t i) const noexcept {
+    return static_cast<const T*>(scores_[i].impl->target(typeid(T)));
+  }
+  template <class T>
+  [[nodiscard]] const T* gpu_selector_as() const noexcept {
+    return static_cast<const T*>(selector_->target(typeid(T)));
+  }
+
+  // How ties at the best score should be broken, where a plugin asks for a rule (the Random baseline
+  // draws uniformly among equally scored nodes); the driver decides whether to follow it.
+  dynamic_profile& prefer_ties(tie_break_rule r) noexcept {
+    ties_ = r;
+    return *this;
+  }
+  [[nodiscard]] std::optional<tie_break_rule> preferred_ties() const noexcept { return ties_; }
+
   // --- SchedulingProfile ---
   void filter(const C& c, const pod& p, node_index first, std::size_t count, reason* out) const {
     for (std::size_t i = 0; i < count; ++i) out[i] = reason::ok;
@@ -77,6 +104,7 @@ class dynamic_profile {
     // Examines only the nodes still marked ok, so that the first rejecting check wins.
     virtual void filter(const C& c, const pod& p, node_index first, std::size_t count, reason* out) const = 0;
     [[nodiscard]] virtual std::string_view name() const = 0;
+    [[nodiscard]] virtual const void* target(const std::type_info& t) const noexcept = 0;
   };
   template <class K>
   struct check_model final : check_concept {
@@ -87,12 +115,16 @@ class dynamic_profile {
       }
     }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    [[nodiscard]] const void* target(const std::type_info& t) const noexcept override {
+      return t == typeid(K) ? &impl : nullptr;
+    }
     K impl;
   };
   struct score_concept {
     virtual ~score_concept() = default;
     virtual void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const = 0;
     [[nodiscard]] virtual std::string_view name() const = 0;
+    [[nodiscard]] virtual const void* target(const std::type_info& t) const noexcept = 0;
   };
   template <class S>
   struct score_model final : score_concept {
@@ -106,18 +138,25 @@ class dynamic_profile {
       if constexpr (NormalizingScorer<S>) impl.normalize(std::span<std::int64_t>(out, nodes.size()));
     }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    [[nodiscard]] const void* target(const std::type_info& t) const noexcept override {
+      return t == typeid(S) ? &impl : nullptr;
+    }
     S impl;
   };
   struct selector_concept {
     virtual ~selector_concept() = default;
     [[nodiscard]] virtual gpu_set select(const C& c, const pod& p, node_index n) const = 0;
     [[nodiscard]] virtual std::string_view name() const = 0;
+    [[nodiscard]] virtual const void* target(const std::type_info& t) const noexcept = 0;
   };
   template <class G>
   struct selector_model final : selector_concept {
     explicit selector_model(G g) : impl(std::move(g)) {}
     [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const override { return impl.select(c, p, n); }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    [[nodiscard]] const void* target(const std::type_info& t) const noexcept override {
+      return t == typeid(G) ? &impl : nullptr;
+    }
     G impl;
   };
   struct score_entry {
@@ -129,6 +168,7 @@ class dynamic_profile {
   std::vector<std::shared_ptr<const check_concept>> checks_;
   std::vector<score_entry> scores_;
   std::shared_ptr<const selector_concept> selector_;
+  std::optional<tie_break_rule> ties_;
 };
 
 }  // namespace gpusched
