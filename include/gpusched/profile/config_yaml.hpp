@@ -231,6 +231,8 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
     // NodeResourcesFit's filter runs first unless disabled or listed explicitly.
     bool fit_listed = false;
     for (const auto& f : filters) fit_listed = fit_listed || f.first == "NodeResourcesFit";
+    // The profile starts with the default fit (dynamic_profile); with pluginConfig args it is rebuilt from them.
+    sp.profile.without_default_fit();
     if (!fit_disabled && !fit_listed)
       (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit", false));
     for (const auto& f : filters) {

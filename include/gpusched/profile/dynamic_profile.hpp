@@ -12,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <typeinfo>
 #include <utility>
 #include <vector>
@@ -20,6 +21,7 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/reason.hpp"
 #include "gpusched/preflight/preflight.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/gpu_selection.hpp"
 #include "gpusched/schedule/tie_break.hpp"
@@ -30,15 +32,35 @@ namespace gpusched {
 template <Cluster C>
 class dynamic_profile {
  public:
-  dynamic_profile() : selector_(std::make_shared<selector_model<best_fit_gpus>>(best_fit_gpus{})) {}
+  // A new profile checks CPU and memory: NodeResourcesFit's filter (resource_fit) is its first
+  // check, as in a KubeSchedulerConfiguration, until a CPU/memory fit check is added (it then runs
+  // where it is added) or without_default_fit() removes it (docs/plugins.md, "Defaults").
+  dynamic_profile() : selector_(std::make_shared<selector_model<best_fit_gpus>>(best_fit_gpus{})) {
+    checks_.push_back(std::make_shared<check_model<resource_fit>>(resource_fit{}));
+  }
 
   // Appends a check; checks run in the order added and a node counts under the first that rejects it.
+  // Adding resource_fit, or a check that declares `static constexpr bool fits_cpu_memory = true`,
+  // replaces the default fit.
   template <class K>
     requires PreflightCheck<K, C>
   dynamic_profile& add_check(K k) {
+    if constexpr (fit_check<K>) without_default_fit();
     checks_.push_back(std::make_shared<check_model<K>>(std::move(k)));
     return *this;
   }
+
+  // Removes the default NodeResourcesFit filter (Kubernetes: `disabled: - name: NodeResourcesFit`);
+  // a fit check added explicitly stays.
+  dynamic_profile& without_default_fit() noexcept {
+    if (default_fit_) {
+      checks_.erase(checks_.begin());
+      default_fit_ = false;
+    }
+    return *this;
+  }
+  // Whether the first check is the default fit (not added explicitly).
+  [[nodiscard]] bool has_default_fit() const noexcept { return default_fit_; }
 
   // Appends a scorer (per node, or a SpanScorer over all feasible nodes at once) with its weight
   // (1..100; throws invalid_argument_error otherwise).
@@ -99,6 +121,9 @@ class dynamic_profile {
   [[nodiscard]] gpu_set select_gpus(const C& c, const pod& p, node_index n) const { return selector_->select(c, p, n); }
 
  private:
+  template <class K>
+  static constexpr bool fit_check = std::is_same_v<K, resource_fit> || requires { requires K::fits_cpu_memory; };
+
   struct check_concept {
     virtual ~check_concept() = default;
     // Examines only the nodes still marked ok, so that the first rejecting check wins.
@@ -169,6 +194,7 @@ class dynamic_profile {
   std::vector<score_entry> scores_;
   std::shared_ptr<const selector_concept> selector_;
   std::optional<tie_break_rule> ties_;
+  bool default_fit_ = true;  // checks_[0] is the default resource_fit
 };
 
 }  // namespace gpusched

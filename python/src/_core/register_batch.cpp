@@ -20,6 +20,7 @@
 
 #include <gpusched/batch/assign_greedy.hpp>
 #include <gpusched/batch/batch_scorer.hpp>
+#include <gpusched/batch/configured.hpp>
 #include <gpusched/batch/fgd_plugin.hpp>
 #include <gpusched/scoring/fgd.hpp>
 #include <gpusched/scoring/node_resources.hpp>
@@ -157,6 +158,26 @@ std::unique_ptr<py_batch> make_batch(const std::string& profile, std::optional<s
   return b;
 }
 
+// A configured profile (Profile, from plugins by name or from a file) through the batch engine's
+// erased forms (batch/configured.hpp): every plugin needs a batch form, else InvalidArgumentError names it.
+std::unique_ptr<py_batch> make_configured_batch(const profile_t& p, std::optional<std::int64_t> la,
+                                                std::optional<std::int64_t> ma, const std::optional<pair_list>& pairs,
+                                                const std::optional<std::vector<pod>>& typical, std::uint64_t seed,
+                                                unsigned threads) {
+  if (la || ma || pairs || typical) {
+    throw invalid_argument_error(la ? "load_aware_weight" : ma ? "model_affinity_weight" : pairs ? "interfering_pairs" : "typical_pods",
+                                 "applies to a named profile only; a Profile carries its own plugin arguments");
+  }
+  batch::batch_options o;
+  o.seed = seed;
+  o.threads = threads;
+  auto b = std::make_unique<py_batch>();
+  b->profile = "configured";
+  b->opts = o;
+  b->engine = engine_for(batch::configured(p), o);
+  return b;
+}
+
 using python_score = std::tuple<py::object, std::int64_t, std::string>;  // (fn, weight, name)
 
 // Adds weight x the Python scorers' scores to every feasible entry of each row (one call per pod
@@ -284,11 +305,17 @@ void register_batch(py::module_& m) {
                        "model_affinity_weight (5) with interfering_pairs), 'kube-default' (NodeResourcesFit + GPUCheck; "
                        "NodeResourcesFit LeastAllocated x1 + NodeResourcesBalancedAllocation x1), 'most-allocated' "
                        "(NodeResourcesFit + GPUCheck; MostAllocated x1), 'fgd' (NodeResourcesFit + GPUCheck; FGD x1 "
-                       "and FGD's GPU choice, over the workload of typical_pods).")
-      .def(py::init([](const std::string& profile, std::optional<std::int64_t> la, std::optional<std::int64_t> ma,
+                       "and FGD's GPU choice, over the workload of typical_pods), or a Profile (built by plugin name or "
+                       "Profile.from_file, e.g. data/profiles/*.yaml) whose plugins all have batch forms (docs/batch.md; "
+                       "an InvalidArgumentError names the plugin otherwise; its `profile` is then 'configured').")
+      .def(py::init([](const py::object& profile, std::optional<std::int64_t> la, std::optional<std::int64_t> ma,
                        const std::optional<pair_list>& pairs, const std::optional<std::vector<pod>>& typical,
                        std::uint64_t seed, unsigned threads) {
-             return make_batch(profile, la, ma, pairs, typical, seed, threads).release();
+             if (py::isinstance<profile_t>(profile)) {
+               return make_configured_batch(profile.cast<const profile_t&>(), la, ma, pairs, typical, seed, threads).release();
+             }
+             if (!py::isinstance<py::str>(profile)) throw py::type_error("profile must be a name (str) or a Profile");
+             return make_batch(profile.cast<std::string>(), la, ma, pairs, typical, seed, threads).release();
            }),
            py::kw_only(), py::arg("profile") = "seed", py::arg("load_aware_weight") = py::none(),
            py::arg("model_affinity_weight") = py::none(), py::arg("interfering_pairs") = py::none(),
