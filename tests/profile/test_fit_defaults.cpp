@@ -70,3 +70,13 @@ TEST_CASE("fit defaults: a fit added explicitly replaces the default and runs wh
   CHECK(y.check_name(0) == "NodeResourcesFit");
   CHECK(y.check_name(1) == "GPUCheck");
 }
+
+TEST_CASE("config: extenders are refused at their line, never ignored") {
+  CHECK_THROWS_WITH_AS(parse_scheduler_config("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                                              "extenders:\n- urlPrefix: http://x\nprofiles:\n- schedulerName: a\n",
+                                              "cfg.yaml"),
+                       "cfg.yaml:4: extenders: not supported in a gpusched profile: extenders are called by "
+                       "kube-scheduler; gpusched's own extender service (gpusched-extender, issue 16, docs/kubernetes.md) "
+                       "is a separate program — remove this key",
+                       file_error);
+}

@@ -236,10 +236,21 @@ struct balanced_allocation_plugin {
   using score_types = plugin_types<balanced_allocation>;
   template <Cluster C>
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context&) {
-    a.allow_only({"resources"});
-    resource_weights w{};
-    if (a.has("resources")) w = plugin_decode::resources(a, a.node()["resources"], "resources");
-    p.add_score(balanced_allocation{w}, weight);
+    a.allow_only({"resources", "formula"});
+    balanced_allocation b;
+    if (a.has("resources")) b.weights = plugin_decode::resources(a, a.node()["resources"], "resources");
+    if (a.has("formula")) {  // gpusched's option (not in Kubernetes' args): which of the two scores
+      const std::string f = a.string(a.node()["formula"], "formula");
+      if (f == "ChangeInBalance") {
+        b.formula = balance_formula::change;
+      } else if (f == "BalanceAfter") {
+        b.formula = balance_formula::after;
+      } else {
+        a.fail(a.node()["formula"], "formula must be ChangeInBalance (Kubernetes since PR #135573, the default) or "
+                                    "BalanceAfter (the balance with the pod, before that PR), not '" + f + "'");
+      }
+    }
+    p.add_score(b, weight);
   }
 };
 

@@ -43,10 +43,13 @@ std::string joined_profile_names() {
 }
 
 // Kubernetes' default score plugins (NodeResourcesFit LeastAllocated and
-// NodeResourcesBalancedAllocation, weight 1 each; sim/experiment/experiment.hpp kube_default_wiring).
+// NodeResourcesBalancedAllocation, weight 1 each; sim/experiment/experiment.hpp kube_default_wiring),
+// with the experiment's BalancedAllocation formula (BalanceAfter, before kubernetes PR #135573; moving
+// the experiment's kube-default to the current formula is tracked separately).
 inline auto make_kube_default() {
   return make_profile(checks(resource_fit{}, gpu_check{}),
-                      scores(weighted{least_allocated{}, 1}, weighted{balanced_allocation{}, 1}));
+                      scores(weighted{least_allocated{}, 1},
+                             weighted{balanced_allocation{resource_weights{}, balance_formula::after}, 1}));
 }
 // Bin packing: NodeResourcesFit MostAllocated, weight 1.
 inline auto make_most_allocated() {
