@@ -4,6 +4,7 @@
 //   gpusched-sim                                   # default trace, all 7 policies, seeds 42-51
 //   gpusched-sim --policy FGD,gpusched --seeds 42-44 --output-json out.json
 //   gpusched-sim --mode dynamic --policy FGD --time-scale 1
+//   gpusched-sim --profile-file data/profiles/fgd.yaml   # a policy as a profile file (data/profiles/)
 //   gpusched-sim --scenario data/scenarios/seed.yaml --profiles kube-default,gpusched --seeds 1-5 [--json]
 //                                                  # the seed's serving A/B report (docs/experiment.md)
 #include <unistd.h>
@@ -42,6 +43,7 @@
 #include "gpusched/sim/sha256.hpp"
 #include "gpusched/sim/trace.hpp"
 #if defined(GPUSCHED_SIM_SCENARIO)
+#include "gpusched/profile/profile_file.hpp"
 #include "gpusched/sim/experiment/report.hpp"
 #include "gpusched/sim/serving/scenario_yaml.hpp"
 #endif
@@ -184,8 +186,15 @@ CLI::Validator finite_number(double lo, double hi) {
       "NUMBER in " + range.str());
 }
 
+// A row of the table: a built-in policy, or a profile file (--profile-file) named by its
+// schedulerName (kind: the policy of that name, if any, for the published column).
+struct policy_row {
+  std::string name;
+  std::optional<sim::policy_kind> kind;
+  std::string file;  // empty: the built-in policy `kind`
+};
 struct task {
-  sim::policy_kind policy;
+  std::size_t row;
   std::uint64_t seed;
 };
 using outcome = std::variant<std::monostate, sim::paper_result, sim::dynamic_result>;
@@ -375,6 +384,16 @@ int main(int argc, char** argv) {
   CLI::Option* progress_opt = app.add_flag("--progress,!--no-progress", progress,
                                            "progress bar on stderr (default: when stderr is a terminal)");
   replay_opts.push_back(app.add_flag("--quiet,-q", quiet, "no summary table"));
+  std::vector<std::string> profile_files;
+#if defined(GPUSCHED_SIM_SCENARIO)
+  CLI::Option* profile_file_opt =
+      app.add_option("--profile-file", profile_files,
+                     "replay with this profile file (a KubeSchedulerConfiguration with one profile, e.g. "
+                     "data/profiles/fgd.yaml) instead of --policy; repeatable")
+          ->check(CLI::ExistingFile);
+  profile_file_opt->excludes(replay_opts[2]);  // --policy
+  replay_opts.push_back(profile_file_opt);
+#endif
   CLI::Option* list_opt = app.add_flag("--list-policies", list, "list the policies and exit");
   for (CLI::Option* o : replay_opts) list_opt->excludes(o);
   list_opt->excludes(seeds_opt);
@@ -420,7 +439,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: --time-scale applies to --mode dynamic only\n");
     return 2;
   }
-  const std::vector<sim::policy_kind> kinds = parse_policies(policy_text);  // validated by CLI11 above
+  std::vector<policy_row> rows;
+  if (profile_files.empty()) {
+    for (const auto k : parse_policies(policy_text)) rows.push_back({std::string(sim::policy_name(k)), k, {}});  // validated by CLI11
+  }
   const std::vector<std::uint64_t> seeds = parse_seeds(seeds_text);
 
   // The output file is checked before any work: opened for appending (which creates it and changes no
@@ -455,9 +477,25 @@ int main(int argc, char** argv) {
     return fail(e.what());
   }
 
+#if defined(GPUSCHED_SIM_SCENARIO)
+  try {  // each file is checked (and named) before any run
+    for (const auto& f : profile_files) {
+      const auto fp = load_profile_file<sim::replay_cluster>(f, plugin_context{t.typical, 0});
+      if (fp.options.percentage_of_nodes_to_score != 100) {
+        return fail(f + ": percentageOfNodesToScore: the replay examines every node; give 100 or leave it out");
+      }
+      for (const auto& r : rows) {
+        if (r.name == fp.name) return fail(f + ": schedulerName '" + fp.name + "' is given by another profile file");
+      }
+      rows.push_back({fp.name, sim::find_policy(fp.name), f});
+    }
+  } catch (const std::exception& e) {
+    return fail(e.what());
+  }
+#endif
   std::vector<task> tasks;
-  for (const auto k : kinds) {
-    for (const auto s : seeds) tasks.push_back({k, s});
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    for (const auto s : seeds) tasks.push_back({r, s});
   }
   std::vector<outcome> results(tasks.size());
   std::atomic<std::size_t> next{0};
@@ -469,21 +507,37 @@ int main(int argc, char** argv) {
     for (std::size_t i; (i = next.fetch_add(1)) < tasks.size();) {
       const task& tk = tasks[i];
       try {
-        const std::string name(sim::policy_name(tk.policy));
+        const policy_row& row = rows[tk.row];
+        const std::string& name = row.name;
+        // Calls f(profile, ties) with the row's profile: the built-in policy's static profile, or
+        // the file's, built with the trace's typical pods and the run's seed.
+        auto with_row = [&](auto&& f) -> outcome {
+#if defined(GPUSCHED_SIM_SCENARIO)
+          if (!row.file.empty()) {
+            auto fp = load_profile_file<sim::replay_cluster>(row.file, plugin_context{t.typical, tk.seed});
+            const tie_break_rule ties = fp.profile.preferred_ties().value_or(tie_break_rule::first_node);
+            return f(std::move(fp.profile), ties);
+          }
+#endif
+          return sim::with_policy(*row.kind, t.typical, tk.seed,
+                                  [&](auto prof) -> outcome { return f(std::move(prof), sim::policy_ties(*row.kind)); });
+        };
         if (mode == "paper") {
           sim::paper_options o;
           o.seed = tk.seed;
           o.tune = tune;
-          o.ties = sim::policy_ties(tk.policy);
-          results[i] = sim::with_policy(tk.policy, t.typical, tk.seed,
-                                        [&](auto prof) { return sim::run_paper(t, std::move(prof), o, name); });
+          results[i] = with_row([&](auto prof, tie_break_rule ties) -> outcome {
+            o.ties = ties;
+            return sim::run_paper(t, std::move(prof), o, name);
+          });
         } else {
           sim::dynamic_options o;
           o.seed = tk.seed;
           o.time_scale = time_scale;
-          o.ties = sim::policy_ties(tk.policy);
-          results[i] = sim::with_policy(tk.policy, t.typical, tk.seed,
-                                        [&](auto prof) { return sim::run_dynamic(t, std::move(prof), o, name); });
+          results[i] = with_row([&](auto prof, tie_break_rule ties) -> outcome {
+            o.ties = ties;
+            return sim::run_dynamic(t, std::move(prof), o, name);
+          });
         }
         bar.done(name + " seed " + std::to_string(tk.seed));
       } catch (const std::exception& e) {
@@ -553,30 +607,31 @@ int main(int argc, char** argv) {
                   header_cells(sim::paper_fields).c_str());
     }
     double fgd_unalloc = -1, gpusched_unalloc = -1;
-    for (const auto k : kinds) {
+    for (std::size_t row = 0; row < rows.size(); ++row) {
       std::vector<sim::paper_run> runs;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        if (tasks[i].policy != k) continue;
+        if (tasks[i].row != row) continue;
         const auto& r = std::get<sim::paper_result>(results[i]);
         runs.push_back(sim::view(r, max_pct));
         out["runs"].push_back(paper_json(r, max_pct));
       }
-      const auto& info = sim::info(k);
+      const std::string& row_name = rows[row].name;
+      const double published = rows[row].kind ? sim::info(*rows[row].kind).paper_allocation_pct : 0.0;
       const sim::mean_ci a = sim::summarise(sim::values_of(sim::paper_fields[0], runs));  // allocation_pct_at_tune
-      if (k == sim::policy_kind::fgd) fgd_unalloc = 100 - a.mean;
-      if (k == sim::policy_kind::gpusched) gpusched_unalloc = 100 - a.mean;
-      json sj = summary_json(std::string(info.name), seeds, sim::paper_fields, runs);
-      if (default_trace && info.paper_allocation_pct > 0) sj["published_allocation_pct"] = info.paper_allocation_pct;
+      if (rows[row].kind == sim::policy_kind::fgd) fgd_unalloc = 100 - a.mean;
+      if (rows[row].kind == sim::policy_kind::gpusched) gpusched_unalloc = 100 - a.mean;
+      json sj = summary_json(row_name, seeds, sim::paper_fields, runs);
+      if (default_trace && published > 0) sj["published_allocation_pct"] = published;
       summary.push_back(sj);
       if (!quiet) {
         char pub[32] = "-", diff[32] = "-";
-        if (default_trace && info.paper_allocation_pct > 0) {
-          std::snprintf(pub, sizeof pub, "%.2f", info.paper_allocation_pct);
-          std::snprintf(diff, sizeof diff, "%+.2f", a.mean - info.paper_allocation_pct);
+        if (default_trace && published > 0) {
+          std::snprintf(pub, sizeof pub, "%.2f", published);
+          std::snprintf(diff, sizeof diff, "%+.2f", a.mean - published);
         }
         char alloc[32];
         std::snprintf(alloc, sizeof alloc, "%.2f (%.2f)", a.mean, a.sd);
-        std::printf("%-14s %4zu  %-15s %9s %7s%s\n", std::string(info.name).c_str(), runs.size(), alloc, pub, diff,
+        std::printf("%-14s %4zu  %-15s %9s %7s%s\n", row_name.c_str(), runs.size(), alloc, pub, diff,
                     row_cells(sim::paper_fields, runs).c_str());
       }
     }
@@ -590,14 +645,14 @@ int main(int argc, char** argv) {
                   t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str());
       std::printf("%-14s %4s%s\n", "policy", "runs", header_cells(sim::dynamic_fields).c_str());
     }
-    for (const auto k : kinds) {
+    for (std::size_t row = 0; row < rows.size(); ++row) {
       std::vector<sim::dynamic_result> runs;
       for (std::size_t i = 0; i < tasks.size(); ++i) {
-        if (tasks[i].policy != k) continue;
+        if (tasks[i].row != row) continue;
         runs.push_back(std::get<sim::dynamic_result>(results[i]));
         out["runs"].push_back(dynamic_json(runs.back()));
       }
-      const std::string name(sim::policy_name(k));
+      const std::string& name = rows[row].name;
       summary.push_back(summary_json(name, seeds, sim::dynamic_fields, runs));
       if (!quiet) std::printf("%-14s %4zu%s\n", name.c_str(), runs.size(), row_cells(sim::dynamic_fields, runs).c_str());
     }

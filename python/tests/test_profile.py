@@ -47,7 +47,7 @@ def test_errors_name_file_and_line(tmp_path: Path) -> None:
 def test_profile_by_name_with_args() -> None:
     p = (gs.Profile().add_check("GPUCheck").add_check("LoadAware", {"usageThresholds": {"cpu": 50}})
          .add_score("ModelAffinity", 5, {"interferingPairs": [["resnet50", "bert"]]}))
-    assert p.checks == ["GPUCheck", "LoadAwareFilter"]
+    assert p.checks == ["NodeResourcesFit", "GPUCheck", "LoadAwareFilter"]  # the default fit first, as YAML
     assert p.scores == [("ModelAffinity", 5)]
     assert "GPUCheck" in gs.Profile.plugin_names()["checks"]
     assert "QoSAware" in gs.Profile.plugin_names()["scores"]
@@ -70,7 +70,7 @@ def test_profile_errors_name_the_field() -> None:
         p.add_check("LoadAware", {"usageThresholds": {"cpu": 150}})
     with pytest.raises(TypeError, match="unsupported type"):
         p.add_check("LoadAware", {"usageThresholds": {"cpu": object()}})
-    assert p.checks == [] and p.scores == []
+    assert p.checks == ["NodeResourcesFit"] and p.scores == []
 
 
 def test_python_scores_in_a_config() -> None:
@@ -90,3 +90,44 @@ def test_python_scores_in_a_config() -> None:
         gs.load_config(bad, python_scores={"PreferLast": prefer_last})
     with pytest.raises(gs.InvalidArgumentError, match="built-in plugin"):
         gs.load_config(text, python_scores={"LoadAware": prefer_last})
+
+
+def test_a_code_built_profile_checks_cpu_and_memory_by_default() -> None:
+    # Issue 19: a 500-core pod must not land on a 96-core node (docs/plugins.md, "Defaults").
+    c = gs.Cluster()
+    c.add_node("n96", cpu_milli=96000, memory_mib=262144, gpu_count=8, gpu_model="V100M32", gpu_mem_mib=32768)
+    big = gs.Pod("p", cpu_milli=500000, memory_mib=1024, num_gpu=1, gpu_milli=1000)
+    r = gs.Scheduler(gs.Profile().add_check("GPUCheck")).schedule_one(c, big)
+    assert not r.scheduled
+    assert gs.Profile().add_check("GPUCheck").checks == ["NodeResourcesFit", "GPUCheck"]
+    off = gs.Profile().without_default_fit().add_check("GPUCheck")
+    assert off.checks == ["GPUCheck"]
+    assert gs.Scheduler(off).schedule_one(c, big).scheduled
+    explicit = gs.Profile().add_check("GPUCheck").add_check("NodeResourcesFit", {"overcommit": {"cpu": 2.0}})
+    assert explicit.checks == ["GPUCheck", "NodeResourcesFit"]
+
+
+PROFILES = Path(__file__).resolve().parents[2] / "data" / "profiles"
+
+
+def test_profile_files_load_with_a_workload() -> None:
+    typical = [gs.Pod("t", cpu_milli=4000, memory_mib=1024, num_gpu=1, gpu_milli=500)]
+    fgd = gs.Profile.from_file(str(PROFILES / "fgd.yaml"), typical_pods=typical)
+    assert fgd.checks == ["NodeResourcesFit", "GPUCheck"]
+    assert fgd.scores == [("FGDScore", 1)] and fgd.gpu_selector == "FGDScore"
+    assert gs.Profile.from_file(str(PROFILES / "gpusched.yaml"), typical_pods=typical).scores == [("FillAware", 1)]
+    with pytest.raises(gs.ConfigFileError, match="fgd.yaml:18: FGDScore: needs pluginConfig args.typicalPods"):
+        gs.Profile.from_file(str(PROFILES / "fgd.yaml"))
+
+
+def test_batch_scorer_takes_a_configured_profile() -> None:
+    c = gs.Cluster()
+    c.add_node("a", cpu_milli=32000, memory_mib=65536, gpu_count=4, gpu_model="V100M32", gpu_mem_mib=32768)
+    c.add_node("b", cpu_milli=8000, memory_mib=65536, gpu_count=4, gpu_model="V100M32", gpu_mem_mib=32768)
+    pods = [gs.Pod("p", cpu_milli=16000, memory_mib=1024, num_gpu=1, gpu_milli=1000)]
+    kube = gs.Profile.from_file(str(PROFILES / "seed.yaml"))
+    m = gs.BatchScorer(profile=kube).scores(c, pods)
+    assert m[0, 1] == -1  # 16 cores do not fit node b: the default NodeResourcesFit
+    assert m[0, 0] >= 0
+    with pytest.raises(gs.InvalidArgumentError, match="profile.score.BestFitScore: has no batch form"):
+        gs.BatchScorer(profile=gs.Profile.from_file(str(PROFILES / "bestfit.yaml")))

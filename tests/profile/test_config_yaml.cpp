@@ -205,5 +205,6 @@ TEST_CASE("profile.FGDScore from a config decides like the static FGD profile; b
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1}\n      selectDevices: maybe\n") ==
         "cfg.yaml:14: FGDScore.args.selectDevices: expected true or false, got 'maybe'");
   CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n") ==
-        "cfg.yaml:8: FGDScore: needs pluginConfig args.typicalPods (the workload's pod shapes and shares)");
+        "cfg.yaml:8: FGDScore: needs pluginConfig args.typicalPods (the workload's pod shapes and shares), or a "
+            "workload from where it runs (the simulator's trace)");
 }

@@ -109,7 +109,7 @@ TEST_CASE("strict yaml.numbers: quoted is a string, 010 refused, 0x10 is 16, emp
   // A string field refuses an ambiguous plain scalar; quoted, it is the string.
   CHECK(
       error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[on, bert]]}\n") ==
-      "cfg.yaml:7: ModelAffinity.args.model: 'on' is ambiguous (YAML 1.1 reads it as a boolean, YAML 1.2 as a string): "
+      "cfg.yaml:7: ModelAffinity.args.interferingPairs[0][0]: 'on' is ambiguous (YAML 1.1 reads it as a boolean, YAML 1.2 as a string): "
       "quote it");
   CHECK(error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [['on', bert]]}\n") ==
         "no error");

@@ -77,9 +77,13 @@ class pod_table {
       key_[i] = pod_tie_key(p.name);
     }
     gpu_models_seen_ = nodes.gpu_models().size();
+    source_ = pods;
   }
 
   [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(cpu_.size()); }
+  // The pods the table was built from (the caller's; they must outlive the table where this is
+  // read: the host forms of batch/host_forms.hpp call the plugins on them).
+  [[nodiscard]] std::span<const pod> source() const noexcept { return source_; }
 
   [[nodiscard]] const column<std::int64_t>& cpu_milli() const noexcept { return cpu_; }
   [[nodiscard]] const column<std::int64_t>& memory_mib() const noexcept { return mem_; }
@@ -115,6 +119,7 @@ class pod_table {
   column<std::uint8_t> qos_;
   column<std::uint64_t> key_;
   std::size_t gpu_models_seen_ = 0;
+  std::span<const pod> source_;
 };
 
 }  // namespace gpusched::batch

@@ -6,7 +6,7 @@
 //       (exact below formula::reciprocal_domain_limit, which node_table and pod_table enforce), so
 //       that the loop over nodes vectorises;
 //   ModelAffinity                                        model_affinity_score over bit masks;
-//   BalancedAllocation, RequestedToCapacityRatio         balanced_allocation_of /
+//   BalancedAllocation, RequestedToCapacityRatio         balanced_allocation_of (with and without the pod) /
 //       requested_to_capacity_ratio over the same int64 values as the plugin.
 //
 // None of these normalise (Kubernetes' NodeResourcesFit and BalancedAllocation have no
@@ -485,6 +485,7 @@ struct batch_plugin<balanced_allocation> {
   struct node_view {
     detail::int_resource_columns::view res;
     std::int64_t weight[resource_kinds];
+    balance_formula formula;
   };
   using pod_args = detail::int_request_args;
   static constexpr normalization normalize = normalization::none;
@@ -495,17 +496,19 @@ struct batch_plugin<balanced_allocation> {
     void build(const balanced_allocation& s, const node_table& t) {
       cols_.build(t);
       w_ = s.weights;
+      formula_ = s.formula;
     }
     void update(const balanced_allocation&, const node_table& t, node_index n) noexcept { cols_.update(t, n); }
     [[nodiscard]] std::array<column_ref, column_count> columns() const noexcept { return cols_.columns(); }
     [[nodiscard]] node_view view_with(const std::array<const void*, column_count>& d) const noexcept {
-      return {cols_.view_with(d), {w_.cpu, w_.memory, w_.gpu}};
+      return {cols_.view_with(d), {w_.cpu, w_.memory, w_.gpu}, formula_};
     }
-    [[nodiscard]] node_view view() const noexcept { return {cols_.host_view(), {w_.cpu, w_.memory, w_.gpu}}; }
+    [[nodiscard]] node_view view() const noexcept { return {cols_.host_view(), {w_.cpu, w_.memory, w_.gpu}, formula_}; }
 
    private:
     detail::int_resource_columns cols_;
     resource_weights w_{};
+    balance_formula formula_ = balance_formula::change;
   };
 
   static pod_args make_pod_args(const balanced_allocation& s, const prepared&, const pod_table& pods, std::size_t i) noexcept {
@@ -515,7 +518,12 @@ struct batch_plugin<balanced_allocation> {
   GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     std::int64_t requested[resource_kinds], capacity[resource_kinds];
     detail::requested_and_capacity(v.res, a, n, requested, capacity);
-    return static_cast<std::int32_t>(formula::balanced_allocation_of(requested, capacity, v.weight, resource_kinds));
+    const std::int64_t with_pod = formula::balanced_allocation_of(requested, capacity, v.weight, resource_kinds);
+    if (v.formula == balance_formula::after) return static_cast<std::int32_t>(with_pod);
+    std::int64_t before[resource_kinds];  // the node's allocation without the pod (as balanced_allocation::score)
+    for (int r = 0; r < resource_kinds; ++r) before[r] = v.res.allocated[r][n];
+    return static_cast<std::int32_t>(
+        balance_change_score(with_pod, formula::balanced_allocation_of(before, capacity, v.weight, resource_kinds)));
   }
 };
 

@@ -9,6 +9,7 @@
 // - Strict YAML (yaml_strict.hpp, docs/adr/0006-strict-yaml.md): unknown and duplicate keys, a
 //   second document, quoted or ambiguous numbers are errors; a plugin listed twice at one extension
 //   point, an unknown name under `disabled` and bad args of a plugin that is not enabled too.
+// - `extenders:` is refused (never ignored): the extender service is a separate program (issue 16).
 // - Any error names file:line and the field, and nothing is returned: there is no half-loaded configuration.
 #pragma once
 
@@ -67,6 +68,13 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
       {"apiVersion", "kind", "profiles", "percentageOfNodesToScore", "parallelism", "podInitialBackoffSeconds",
        "podMaxBackoffSeconds", "leaderElection", "clientConnection", "healthzBindAddress", "metricsBindAddress",
        "enableProfiling", "enableContentionProfiling", "extenders", "delayCacheUntilActive"});
+  // Kubernetes calls extenders (HTTP services) from its scheduling cycle; a profile loaded here has
+  // none, so a configuration that names them is refused rather than run without them.
+  if (const YAML::Node ext = root["extenders"]) {
+    doc.fail(ext, "extenders",
+             "not supported in a gpusched profile: extenders are called by kube-scheduler; gpusched's own extender "
+             "service (gpusched-extender, issue 16, docs/kubernetes.md) is a separate program — remove this key");
+  }
   const YAML::Node api = root["apiVersion"];
   if (!api) fail(root, "apiVersion", "missing");
   const auto api_s = doc.string(api, "apiVersion");
@@ -231,6 +239,8 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
     // NodeResourcesFit's filter runs first unless disabled or listed explicitly.
     bool fit_listed = false;
     for (const auto& f : filters) fit_listed = fit_listed || f.first == "NodeResourcesFit";
+    // The profile starts with the default fit (dynamic_profile); with pluginConfig args it is rebuilt from them.
+    sp.profile.without_default_fit();
     if (!fit_disabled && !fit_listed)
       (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit", false));
     for (const auto& f : filters) {

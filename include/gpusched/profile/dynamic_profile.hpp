@@ -8,9 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -18,8 +21,10 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/reason.hpp"
 #include "gpusched/preflight/preflight.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/gpu_selection.hpp"
+#include "gpusched/schedule/tie_break.hpp"
 #include "gpusched/scoring/scorer.hpp"
 
 namespace gpusched {
@@ -27,15 +32,35 @@ namespace gpusched {
 template <Cluster C>
 class dynamic_profile {
  public:
-  dynamic_profile() : selector_(std::make_shared<selector_model<best_fit_gpus>>(best_fit_gpus{})) {}
+  // A new profile checks CPU and memory: NodeResourcesFit's filter (resource_fit) is its first
+  // check, as in a KubeSchedulerConfiguration, until a CPU/memory fit check is added (it then runs
+  // where it is added) or without_default_fit() removes it (docs/plugins.md, "Defaults").
+  dynamic_profile() : selector_(std::make_shared<selector_model<best_fit_gpus>>(best_fit_gpus{})) {
+    checks_.push_back(std::make_shared<check_model<resource_fit>>(resource_fit{}));
+  }
 
   // Appends a check; checks run in the order added and a node counts under the first that rejects it.
+  // Adding resource_fit, or a check that declares `static constexpr bool fits_cpu_memory = true`,
+  // replaces the default fit.
   template <class K>
     requires PreflightCheck<K, C>
   dynamic_profile& add_check(K k) {
+    if constexpr (fit_check<K>) without_default_fit();
     checks_.push_back(std::make_shared<check_model<K>>(std::move(k)));
     return *this;
   }
+
+  // Removes the default NodeResourcesFit filter (Kubernetes: `disabled: - name: NodeResourcesFit`);
+  // a fit check added explicitly stays.
+  dynamic_profile& without_default_fit() noexcept {
+    if (default_fit_) {
+      checks_.erase(checks_.begin());
+      default_fit_ = false;
+    }
+    return *this;
+  }
+  // Whether the first check is the default fit (not added explicitly).
+  [[nodiscard]] bool has_default_fit() const noexcept { return default_fit_; }
 
   // Appends a scorer (per node, or a SpanScorer over all feasible nodes at once) with its weight
   // (1..100; throws invalid_argument_error otherwise).
@@ -58,6 +83,30 @@ class dynamic_profile {
   [[nodiscard]] std::string_view check_name(std::size_t i) const { return checks_[i]->name(); }
   [[nodiscard]] std::string_view gpu_selector_name() const { return selector_->name(); }
 
+  // The plugin objects behind the erasure, for adapters that need their type (the batch engine's
+  // batch forms, batch/dynamic_batch.hpp): a pointer to check i / scorer i / the selector when it is
+  // a T, else null.
+  template <class T>
+  [[nodiscard]] const T* check_as(std::size_t i) const noexcept {
+    return static_cast<const T*>(checks_[i]->target(typeid(T)));
+  }
+  template <class T>
+  [[nodiscard]] const T* score_as(std::size_t i) const noexcept {
+    return static_cast<const T*>(scores_[i].impl->target(typeid(T)));
+  }
+  template <class T>
+  [[nodiscard]] const T* gpu_selector_as() const noexcept {
+    return static_cast<const T*>(selector_->target(typeid(T)));
+  }
+
+  // How ties at the best score should be broken, where a plugin asks for a rule (the Random baseline
+  // draws uniformly among equally scored nodes); the driver decides whether to follow it.
+  dynamic_profile& prefer_ties(tie_break_rule r) noexcept {
+    ties_ = r;
+    return *this;
+  }
+  [[nodiscard]] std::optional<tie_break_rule> preferred_ties() const noexcept { return ties_; }
+
   // --- SchedulingProfile ---
   void filter(const C& c, const pod& p, node_index first, std::size_t count, reason* out) const {
     for (std::size_t i = 0; i < count; ++i) out[i] = reason::ok;
@@ -72,11 +121,15 @@ class dynamic_profile {
   [[nodiscard]] gpu_set select_gpus(const C& c, const pod& p, node_index n) const { return selector_->select(c, p, n); }
 
  private:
+  template <class K>
+  static constexpr bool fit_check = std::is_same_v<K, resource_fit> || requires { requires K::fits_cpu_memory; };
+
   struct check_concept {
     virtual ~check_concept() = default;
     // Examines only the nodes still marked ok, so that the first rejecting check wins.
     virtual void filter(const C& c, const pod& p, node_index first, std::size_t count, reason* out) const = 0;
     [[nodiscard]] virtual std::string_view name() const = 0;
+    [[nodiscard]] virtual const void* target(const std::type_info& t) const noexcept = 0;
   };
   template <class K>
   struct check_model final : check_concept {
@@ -87,12 +140,16 @@ class dynamic_profile {
       }
     }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    [[nodiscard]] const void* target(const std::type_info& t) const noexcept override {
+      return t == typeid(K) ? &impl : nullptr;
+    }
     K impl;
   };
   struct score_concept {
     virtual ~score_concept() = default;
     virtual void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const = 0;
     [[nodiscard]] virtual std::string_view name() const = 0;
+    [[nodiscard]] virtual const void* target(const std::type_info& t) const noexcept = 0;
   };
   template <class S>
   struct score_model final : score_concept {
@@ -101,18 +158,25 @@ class dynamic_profile {
       run_scorer(impl, c, p, nodes, out);  // PreScore (Skip), Score, NormalizeScore
     }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    [[nodiscard]] const void* target(const std::type_info& t) const noexcept override {
+      return t == typeid(S) ? &impl : nullptr;
+    }
     S impl;
   };
   struct selector_concept {
     virtual ~selector_concept() = default;
     [[nodiscard]] virtual gpu_set select(const C& c, const pod& p, node_index n) const = 0;
     [[nodiscard]] virtual std::string_view name() const = 0;
+    [[nodiscard]] virtual const void* target(const std::type_info& t) const noexcept = 0;
   };
   template <class G>
   struct selector_model final : selector_concept {
     explicit selector_model(G g) : impl(std::move(g)) {}
     [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const override { return impl.select(c, p, n); }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
+    [[nodiscard]] const void* target(const std::type_info& t) const noexcept override {
+      return t == typeid(G) ? &impl : nullptr;
+    }
     G impl;
   };
   struct score_entry {
@@ -124,6 +188,8 @@ class dynamic_profile {
   std::vector<std::shared_ptr<const check_concept>> checks_;
   std::vector<score_entry> scores_;
   std::shared_ptr<const selector_concept> selector_;
+  std::optional<tie_break_rule> ties_;
+  bool default_fit_ = true;  // checks_[0] is the default resource_fit
 };
 
 }  // namespace gpusched

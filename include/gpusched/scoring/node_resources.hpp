@@ -1,6 +1,7 @@
 // Kubernetes' NodeResourcesFit scoring strategies and NodeResourcesBalancedAllocation.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -81,14 +82,38 @@ struct requested_to_capacity_ratio {
   }
 };
 
+// Which of Kubernetes' two BalancedAllocation scores (docs/plugins.md):
+//   change  (default) the change in balance that placing the pod makes, as Kubernetes scores since
+//           PR #135573 ("Update scoring function for balanced allocation to consider change to the
+//           node's balance"; formula read from its merged diff): 50 + (50 + score_with_pod - score_without_pod) / 2, each
+//           score (1 - std(fractions)) x 100 truncated; 75 for no change, 100 from perfectly imbalanced
+//           to perfectly balanced, 50 the reverse;
+//   after   the balance with the pod alone, (1 - std(fractions)) x 100 (Kubernetes v1.22 to that PR;
+//           noderesources/balanced_allocation.go balancedResourceScorer, commit 02d7708a).
+enum class balance_formula : std::uint8_t { change, after };
+
+// PR #135573's combination of the balance scores with and without the pod (Go int64 arithmetic;
+// the numerator is never negative, so truncation and floor agree).
+GPUSCHED_HD constexpr std::int64_t balance_change_score(std::int64_t with_pod, std::int64_t without_pod) noexcept {
+  return formula::max_score / 2 + (formula::max_score / 2 + with_pod - without_pod) / 2;
+}
+
 // NodeResourcesBalancedAllocation: favours nodes whose resource fractions stay close together.
 struct balanced_allocation {
   resource_weights weights{};  // non-zero marks the resources taken into account
+  balance_formula formula = balance_formula::change;
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "NodeResourcesBalancedAllocation"; }
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
-    return formula::balanced_allocation_of(u.requested.data(), u.capacity.data(), weights.as_array().data(), resource_kinds);
+    const auto w = weights.as_array();
+    const std::int64_t with_pod =
+        formula::balanced_allocation_of(u.requested.data(), u.capacity.data(), w.data(), resource_kinds);
+    if (formula == balance_formula::after) return with_pod;
+    const std::array<std::int64_t, resource_kinds> before = {u.requested[0] - p.cpu_milli, u.requested[1] - p.memory_mib,
+                                                             weights.gpu != 0 ? u.requested[2] - p.gpu_milli_total() : 0};
+    return balance_change_score(with_pod,
+                                formula::balanced_allocation_of(before.data(), u.capacity.data(), w.data(), resource_kinds));
   }
 };
 

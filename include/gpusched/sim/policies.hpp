@@ -1,6 +1,10 @@
 // The policies the simulator can drive, by name. Each is a static profile of library plugins — the
 // same objects a host scheduler would use — with the filter of the authors' simulator (CPU and
-// memory fit, GPU model, share and count: resource_fit + gpu_check) and one score plugin.
+// memory fit, GPU model, share and count: resource_fit + gpu_check) and one score plugin. Each is
+// also a profile file, data/profiles/<profile_file>, built from the plugins' descriptors
+// (profile/builtin_plugins.hpp), that decides identically (tests/profile/test_profile_files.cpp):
+// `gpusched-sim --profile-file`, Python's Profile.from_file and the batch engine take those files
+// (profile/profile_file.hpp).
 #pragma once
 
 #include <algorithm>
@@ -39,16 +43,17 @@ struct policy_info {
   double paper_allocation_pct;  // published GPU allocation %, openb default trace, 130% arrived, mean of
                                 // seeds 42-51 (Weng et al. ATC'23 Fig. 9a; hkust-adsl/kubernetes-
                                 // scheduler-simulator experiments/analysis/expected_results); 0: none
+  std::string_view profile_file;  // the same profile as a KubeSchedulerConfiguration, under data/profiles/
 };
 
 inline constexpr std::array<policy_info, 7> policies = {{
-    {"Random", policy_kind::random, "uniform among feasible nodes; random fitting GPU (paper baseline)", 87.47},
-    {"DotProd", policy_kind::dot_product, "Tetris dot product of free and requested CPU/GPU (paper baseline)", 90.85},
-    {"GpuClustering", policy_kind::gpu_clustering, "co-locate pods of the same GPU shape (paper baseline)", 91.88},
-    {"GpuPacking", policy_kind::gpu_packing, "partly used GPUs first, then partly used nodes (paper baseline)", 92.00},
-    {"BestFit", policy_kind::best_fit, "least CPU+GPU left after placement (paper baseline)", 93.08},
-    {"FGD", policy_kind::fgd, "fragmentation gradient descent, Weng et al. ATC'23", 95.39},
-    {"gpusched", policy_kind::gpusched, "gpusched FillAware: eventual hole waste + CPU stranding (ours)", 0.0},
+    {"Random", policy_kind::random, "uniform among feasible nodes; random fitting GPU (paper baseline)", 87.47, "random.yaml"},
+    {"DotProd", policy_kind::dot_product, "Tetris dot product of free and requested CPU/GPU (paper baseline)", 90.85, "dotprod.yaml"},
+    {"GpuClustering", policy_kind::gpu_clustering, "co-locate pods of the same GPU shape (paper baseline)", 91.88, "gpuclustering.yaml"},
+    {"GpuPacking", policy_kind::gpu_packing, "partly used GPUs first, then partly used nodes (paper baseline)", 92.00, "gpupacking.yaml"},
+    {"BestFit", policy_kind::best_fit, "least CPU+GPU left after placement (paper baseline)", 93.08, "bestfit.yaml"},
+    {"FGD", policy_kind::fgd, "fragmentation gradient descent, Weng et al. ATC'23", 95.39, "fgd.yaml"},
+    {"gpusched", policy_kind::gpusched, "gpusched FillAware: eventual hole waste + CPU stranding (ours)", 0.0, "gpusched.yaml"},
 }};
 
 // Case-insensitive lookup by name.

@@ -20,6 +20,7 @@
 
 #include <gpusched/batch/assign_greedy.hpp>
 #include <gpusched/batch/batch_scorer.hpp>
+#include <gpusched/batch/configured.hpp>
 #include <gpusched/batch/fgd_plugin.hpp>
 #include <gpusched/scoring/fgd.hpp>
 #include <gpusched/scoring/node_resources.hpp>
@@ -42,10 +43,13 @@ std::string joined_profile_names() {
 }
 
 // Kubernetes' default score plugins (NodeResourcesFit LeastAllocated and
-// NodeResourcesBalancedAllocation, weight 1 each; sim/experiment/experiment.hpp kube_default_wiring).
+// NodeResourcesBalancedAllocation, weight 1 each; sim/experiment/experiment.hpp kube_default_wiring),
+// with the experiment's BalancedAllocation formula (BalanceAfter, before kubernetes PR #135573; moving
+// the experiment's kube-default to the current formula is tracked separately).
 inline auto make_kube_default() {
   return make_profile(checks(resource_fit{}, gpu_check{}),
-                      scores(weighted{least_allocated{}, 1}, weighted{balanced_allocation{}, 1}));
+                      scores(weighted{least_allocated{}, 1},
+                             weighted{balanced_allocation{resource_weights{}, balance_formula::after}, 1}));
 }
 // Bin packing: NodeResourcesFit MostAllocated, weight 1.
 inline auto make_most_allocated() {
@@ -154,6 +158,26 @@ std::unique_ptr<py_batch> make_batch(const std::string& profile, std::optional<s
   } else {
     throw invalid_argument_error("profile", "unknown profile '" + profile + "'; valid: " + joined_profile_names());
   }
+  return b;
+}
+
+// A configured profile (Profile, from plugins by name or from a file) through the batch engine's
+// erased forms (batch/configured.hpp): every plugin needs a batch form, else InvalidArgumentError names it.
+std::unique_ptr<py_batch> make_configured_batch(const profile_t& p, std::optional<std::int64_t> la,
+                                                std::optional<std::int64_t> ma, const std::optional<pair_list>& pairs,
+                                                const std::optional<std::vector<pod>>& typical, std::uint64_t seed,
+                                                unsigned threads) {
+  if (la || ma || pairs || typical) {
+    throw invalid_argument_error(la ? "load_aware_weight" : ma ? "model_affinity_weight" : pairs ? "interfering_pairs" : "typical_pods",
+                                 "applies to a named profile only; a Profile carries its own plugin arguments");
+  }
+  batch::batch_options o;
+  o.seed = seed;
+  o.threads = threads;
+  auto b = std::make_unique<py_batch>();
+  b->profile = "configured";
+  b->opts = o;
+  b->engine = engine_for(batch::configured(p), o);
   return b;
 }
 
@@ -284,11 +308,17 @@ void register_batch(py::module_& m) {
                        "model_affinity_weight (5) with interfering_pairs), 'kube-default' (NodeResourcesFit + GPUCheck; "
                        "NodeResourcesFit LeastAllocated x1 + NodeResourcesBalancedAllocation x1), 'most-allocated' "
                        "(NodeResourcesFit + GPUCheck; MostAllocated x1), 'fgd' (NodeResourcesFit + GPUCheck; FGD x1 "
-                       "and FGD's GPU choice, over the workload of typical_pods).")
-      .def(py::init([](const std::string& profile, std::optional<std::int64_t> la, std::optional<std::int64_t> ma,
+                       "and FGD's GPU choice, over the workload of typical_pods), or a Profile (built by plugin name or "
+                       "Profile.from_file, e.g. data/profiles/*.yaml) whose plugins all have batch forms (docs/batch.md; "
+                       "an InvalidArgumentError names the plugin otherwise; its `profile` is then 'configured').")
+      .def(py::init([](const py::object& profile, std::optional<std::int64_t> la, std::optional<std::int64_t> ma,
                        const std::optional<pair_list>& pairs, const std::optional<std::vector<pod>>& typical,
                        std::uint64_t seed, unsigned threads) {
-             return make_batch(profile, la, ma, pairs, typical, seed, threads).release();
+             if (py::isinstance<profile_t>(profile)) {
+               return make_configured_batch(profile.cast<const profile_t&>(), la, ma, pairs, typical, seed, threads).release();
+             }
+             if (!py::isinstance<py::str>(profile)) throw py::type_error("profile must be a name (str) or a Profile");
+             return make_batch(profile.cast<std::string>(), la, ma, pairs, typical, seed, threads).release();
            }),
            py::kw_only(), py::arg("profile") = "seed", py::arg("load_aware_weight") = py::none(),
            py::arg("model_affinity_weight") = py::none(), py::arg("interfering_pairs") = py::none(),

@@ -14,6 +14,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <gpusched/profile/config_yaml.hpp>
+#include <gpusched/profile/profile_file.hpp>
 #include <gpusched/profile/registry.hpp>
 
 #include "bindings.hpp"
@@ -166,6 +167,26 @@ void register_profile(py::module_& m) {
           "Appends a scorer written in Python: fn(nodes: NodeFeatures, pod: Pod) -> array of one score per node, "
           "within 0..100 (floats are truncated toward zero, as Kubernetes' int64 conversion). Called once per "
           "pod with the feasible nodes. Returns self.")
+      .def(
+          "without_default_fit", [](profile_t& p) -> profile_t& { return p.without_default_fit(); },
+          py::return_value_policy::reference_internal,
+          "Removes the default NodeResourcesFit filter (CPU and memory), as `disabled: - name: NodeResourcesFit` in "
+          "a config does. A new Profile checks CPU and memory first (docs/plugins.md, \"Defaults\"). Returns self.")
+      .def_static(
+          "from_file",
+          [](const std::string& path, const std::optional<std::vector<pod>>& typical_pods, std::uint64_t seed) {
+            plugin_context ctx;
+            ctx.seed = seed;
+            if (typical_pods) {
+              if (typical_pods->empty()) throw invalid_argument_error("typical_pods", "must not be empty when given");
+              ctx.workload = std::make_shared<const typical_workload>(typical_workload::from_pods(*typical_pods));
+            }
+            return load_profile_file<cluster_t>(path, std::move(ctx)).profile;
+          },
+          py::arg("path"), py::kw_only(), py::arg("typical_pods") = py::none(), py::arg("seed") = 0,
+          "The one profile of a profile file (a KubeSchedulerConfiguration with one profile, e.g. "
+          "data/profiles/fgd.yaml). typical_pods: the workload FGDScore / FillAware measure against when the file "
+          "gives no typicalPods; seed: RandomScore's device choice. Errors raise ConfigFileError with file:line.")
       .def_property_readonly("checks",
                              [](const profile_t& p) {
                                std::vector<std::string> v;

@@ -261,6 +261,11 @@ class Profile:
     A dynamic profile: preflight checks and weighted scorers chosen by plugin name, as in a KubeSchedulerConfiguration (see docs/plugins.md), plus scorers written in Python. Checks run in the order added; the GPU selector is best fit.
     """
     @staticmethod
+    def from_file(path: str, *, typical_pods: collections.abc.Sequence[Pod] | None = None, seed: typing.SupportsInt | typing.SupportsIndex = 0) -> Profile:
+        """
+        The one profile of a profile file (a KubeSchedulerConfiguration with one profile, e.g. data/profiles/fgd.yaml). typical_pods: the workload FGDScore / FillAware measure against when the file gives no typicalPods; seed: RandomScore's device choice. Errors raise ConfigFileError with file:line.
+        """
+    @staticmethod
     def plugin_names() -> dict:
         """
         The built-in plugin names: {'checks': [...], 'scores': [...]}.
@@ -280,6 +285,10 @@ class Profile:
     def add_score(self, name: str, weight: typing.SupportsInt | typing.SupportsIndex = 1, args: typing.Any = None) -> Profile:
         """
         Appends a scorer by plugin name with its weight (1..100) and `args`. Returns self.
+        """
+    def without_default_fit(self) -> Profile:
+        """
+        Removes the default NodeResourcesFit filter (CPU and memory), as `disabled: - name: NodeResourcesFit` in a config does. A new Profile checks CPU and memory first (docs/plugins.md, "Defaults"). Returns self.
         """
     @property
     def checks(self) -> list[str]:
@@ -599,14 +608,14 @@ class BatchScorer:
     """
     The batch engine over one of a named set of static profiles: every (pod, node) pair checked and scored as schedule_one would with the same profile, vectorised and multi-threaded. Ties rank by a hash of (seed, pod name, node), not schedule_one's random draw (its tie_break='hashed' picks the same).
     
-    profile: 'seed' (default; the SeedStaticScheduler's: NodeResourcesFit + GPUCheck, LoadAware x load_aware_weight (10) + ModelAffinity x model_affinity_weight (5) with interfering_pairs), 'kube-default' (NodeResourcesFit + GPUCheck; NodeResourcesFit LeastAllocated x1 + NodeResourcesBalancedAllocation x1), 'most-allocated' (NodeResourcesFit + GPUCheck; MostAllocated x1), 'fgd' (NodeResourcesFit + GPUCheck; FGD x1 and FGD's GPU choice, over the workload of typical_pods).
+    profile: 'seed' (default; the SeedStaticScheduler's: NodeResourcesFit + GPUCheck, LoadAware x load_aware_weight (10) + ModelAffinity x model_affinity_weight (5) with interfering_pairs), 'kube-default' (NodeResourcesFit + GPUCheck; NodeResourcesFit LeastAllocated x1 + NodeResourcesBalancedAllocation x1), 'most-allocated' (NodeResourcesFit + GPUCheck; MostAllocated x1), 'fgd' (NodeResourcesFit + GPUCheck; FGD x1 and FGD's GPU choice, over the workload of typical_pods), or a Profile (built by plugin name or Profile.from_file, e.g. data/profiles/*.yaml) whose plugins all have batch forms (docs/batch.md; an InvalidArgumentError names the plugin otherwise; its `profile` is then 'configured').
     """
     @staticmethod
     def profiles() -> list[str]:
         """
         The profile names BatchScorer(profile=...) takes.
         """
-    def __init__(self, *, profile: str = 'seed', load_aware_weight: typing.SupportsInt | typing.SupportsIndex | None = None, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex | None = None, interfering_pairs: collections.abc.Sequence[tuple[str, str]] | None = None, typical_pods: collections.abc.Sequence[Pod] | None = None, seed: typing.SupportsInt | typing.SupportsIndex = 0, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
+    def __init__(self, *, profile: typing.Any = 'seed', load_aware_weight: typing.SupportsInt | typing.SupportsIndex | None = None, model_affinity_weight: typing.SupportsInt | typing.SupportsIndex | None = None, interfering_pairs: collections.abc.Sequence[tuple[str, str]] | None = None, typical_pods: collections.abc.Sequence[Pod] | None = None, seed: typing.SupportsInt | typing.SupportsIndex = 0, threads: typing.SupportsInt | typing.SupportsIndex = 1) -> None:
         ...
     def assign_greedy(self, cluster: Cluster, pods: collections.abc.Sequence[Pod], *, apply: bool = False, cache_k: typing.SupportsInt | typing.SupportsIndex = 64, one_per_round: bool = False) -> dict:
         """

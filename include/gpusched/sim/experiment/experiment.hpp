@@ -98,7 +98,14 @@ inline profile_wiring kube_default_wiring() {
       "      - name: NodeResourcesFit\n"
       "        weight: 1\n"
       "      - name: NodeResourcesBalancedAllocation\n"
-      "        weight: 1\n";
+      "        weight: 1\n"
+      // The experiment keeps the balance-after-placement formula that its published numbers were
+      // measured with; moving it to Kubernetes' current one (ChangeInBalance, PR #135573) is tracked
+      // separately (docs/plugins.md).
+      "  pluginConfig:\n"
+      "  - name: NodeResourcesBalancedAllocation\n"
+      "    args:\n"
+      "      formula: BalanceAfter\n";
   w.config_source = "<kube-default>";
   w.preemption = true;
   return w;

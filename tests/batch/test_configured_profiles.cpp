@@ -1,0 +1,135 @@
+// Configured (dynamic) profiles in the CPU batch engine (batch/configured.hpp): the same totals as
+// the per-pod path of the same dynamic profile, and as the static profile with the same plugins;
+// plugins without a batch form refused by name.
+#include <doctest/doctest.h>
+
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpusched/batch/batch_scorer.hpp"
+#include "gpusched/batch/configured.hpp"
+#include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/profile/config_yaml.hpp"
+#include "gpusched/profile/profile_file.hpp"
+#include "random_workload.hpp"
+#include "support/builders.hpp"
+
+using namespace gpusched;
+
+namespace {
+
+using dyn = dynamic_profile<in_memory_cluster>;
+
+// The per-pod path's weighted totals of pod p on every node, -1 where a check rejects it.
+std::vector<std::int64_t> per_pod_row(const dyn& prof, const in_memory_cluster& c, const pod& p) {
+  std::vector<std::int64_t> row(c.size(), -1);
+  std::vector<node_index> feasible;
+  for (node_index n = 0; n < c.size(); ++n) {
+    reason r = reason::ok;
+    prof.filter(c, p, n, 1, &r);
+    if (r == reason::ok) feasible.push_back(n);
+  }
+  std::vector<std::int64_t> raw(prof.score_plugin_count() * feasible.size());
+  if (!feasible.empty() && !raw.empty()) prof.score(c, p, std::span<const node_index>(feasible), raw.data());
+  for (std::size_t j = 0; j < feasible.size(); ++j) {
+    std::int64_t total = 0;
+    for (std::size_t k = 0; k < prof.score_plugin_count(); ++k) total += raw[k * feasible.size() + j] * prof.score_plugin_weight(k);
+    row[feasible[j]] = total;
+  }
+  return row;
+}
+
+// Mismatches between the batch engine on configured(prof) and the per-pod path of prof.
+int mismatches(const dyn& prof, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const in_memory_cluster c = testing::random_cluster(rng, 120);
+  const std::vector<pod> ps = testing::random_pods(rng, 30);
+  batch::node_table t(c);
+  batch::pod_table pt(ps, t);
+  auto engine = batch::make_batch_scorer(batch::configured(prof), {2, seed, 64, 3});
+  engine.prepare(t);
+  batch::score_matrix m;
+  engine.scores(pt, m);
+  int bad = 0;
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const auto row = per_pod_row(prof, c, ps[i]);
+    for (std::size_t n = 0; n < c.size(); ++n) {
+      if (m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(n)) != row[n] && ++bad < 4) {
+        FAIL_CHECK("pod " << i << " node " << n << ": batch " << m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(n))
+                          << " per-pod " << row[n]);
+      }
+    }
+  }
+  return bad;
+}
+
+const std::string head =
+    "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: p\n"
+    "  plugins:\n    preFilter:\n      enabled:\n      - name: GPUCheck\n    score:\n      disabled:\n      - name: '*'\n"
+    "      enabled:\n";
+
+dyn from_yaml(const std::string& scores, plugin_context ctx = {}) {
+  return parse_profile_file<in_memory_cluster>(head + scores, "cfg.yaml", std::move(ctx)).profile;
+}
+
+std::shared_ptr<const typical_workload> workload() {
+  std::mt19937_64 rng(77);
+  return std::make_shared<const typical_workload>(typical_workload::from_pods(testing::random_pods(rng, 200)));
+}
+
+}  // namespace
+
+TEST_CASE("batch.configured: a configured profile scores as its per-pod path") {
+  SUBCASE("Kubernetes' scores and the seed's plugins") {
+    CHECK(mismatches(from_yaml("      - name: NodeResourcesFit\n        weight: 3\n"
+                               "      - name: NodeResourcesBalancedAllocation\n        weight: 2\n"
+                               "      - name: LoadAware\n        weight: 10\n      - name: ModelAffinity\n        weight: 5\n"
+                               "      - name: QoSAware\n"),
+                     1) == 0);
+  }
+  SUBCASE("FGD from a workload (the simulator's context)") {
+    CHECK(mismatches(from_yaml("      - name: FGDScore\n        weight: 2\n", {workload(), 0}), 2) == 0);
+  }
+  SUBCASE("the FGD paper's baselines (host forms)") {
+    for (const char* s : {"RandomScore", "DotProductScore", "GpuPackingScore"}) {
+      const std::string plugin = s;
+      CAPTURE(plugin);
+      CHECK(mismatches(from_yaml(std::string("      - name: ") + s + "\n"), 3) == 0);
+    }
+  }
+  SUBCASE("FillAware alone, weight 1") {
+    CHECK(mismatches(from_yaml("      - name: FillAware\n", {workload(), 0}), 4) == 0);
+  }
+}
+
+TEST_CASE("batch.configured: the devices chosen are the profile's selector's") {
+  const dyn prof = from_yaml("      - name: FGDScore\n", {workload(), 0});
+  const auto cp = batch::configured(prof);
+  CHECK(cp.gpu_selector().name() == "FGDScore");
+  CHECK(batch::configured(from_yaml("      - name: NodeResourcesFit\n")).gpu_selector().name() == "BestFit");
+}
+
+TEST_CASE("batch.configured: plugins without a batch form are refused by name") {
+  dyn p;
+  p.add_check(gpu_check{});
+  struct my_score {
+    static constexpr std::string_view name() noexcept { return "MyScore"; }
+    std::int64_t score(const in_memory_cluster&, const pod&, node_index) const { return 1; }
+  };
+  p.add_score(my_score{}, 1);
+  CHECK_THROWS_WITH_AS(batch::configured(p),
+                       "profile.score.MyScore: has no batch form (a batch_plugin specialisation, batch/plugin.hpp): the "
+                       "batch engine cannot run this profile",
+                       invalid_argument_error);
+  // BestFit's NormalizeScore is a min-max (plugin_utils.go), not one of the engines' forms.
+  CHECK_THROWS_WITH_AS(batch::configured(from_yaml("      - name: BestFitScore\n")),
+                       "profile.score.BestFitScore: has no batch form (a batch_plugin specialisation, batch/plugin.hpp): "
+                       "the batch engine cannot run this profile",
+                       invalid_argument_error);
+  CHECK_THROWS_WITH_AS(batch::configured(from_yaml("      - name: FillAware\n        weight: 2\n", {workload(), 0})),
+                       "profile.score.FillAware: scores about 10^9, which fills the batch engine's 32-bit totals: give "
+                       "it alone, weight 1",
+                       invalid_argument_error);
+}
