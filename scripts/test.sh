@@ -31,6 +31,9 @@ python3 python/tools/check_stubs.py
 echo "== Docs as tests: every C++, Python and shell snippet of README.md and docs/ (tests/docs/docs_test.py)"
 # Ends with "docs test: N snippets run, M passed, K skipped (reasons)"; a broken snippet fails CI.
 python3 tests/docs/docs_test.py --build-dir build/main
+# A host hook with the right name and a wrong signature, a missing hook, a wrong profile: each a
+# compile error whose message names it and docs/concepts.md (tests/docs/hook_errors/).
+bash tests/docs/check_hook_errors.sh
 
 echo "== ASan + UBSan build and tests"
 cmake -S . -B build/sanitize -DCMAKE_BUILD_TYPE=Debug -DGPUSCHED_SANITIZE=ON -DCMAKE_CXX_COMPILER_LAUNCHER=ccache \

@@ -96,9 +96,17 @@ constexpr std::size_t num_feasible_nodes_to_find(int percentage, std::size_t all
 // A scheduler holds what persists between cycles: the profile, the seeded tie-break generator,
 // the round-robin start index, and scratch buffers that are reused so that scheduling a pod
 // allocates nothing after the first few cycles.
-template <Cluster C, class Profile>
-  requires SchedulingProfile<Profile, C>
+// Not constrained in the template head: the static_asserts below say which requirement is missing
+// (the hook, or the profile member) instead of a constraint dump (issue 19).
+template <class C, class Profile>
 class scheduler {
+  static_assert(require_cluster<C>());
+  static_assert(SchedulingProfile<Profile, C>,
+                "gpusched: the profile does not model SchedulingProfile (filter, score_plugin_count/name/weight, "
+                "score, select_gpus; docs/concepts.md, SchedulingProfile): build it with make_profile(checks(...), "
+                "scores(...)) or load a dynamic_profile<C>; for a loaded config pass cfg.profile(name).profile, "
+                "not the scheduler_profile itself");
+
  public:
   explicit scheduler(Profile profile, schedule_options opts = {})
       : profile_(std::move(profile)), opts_(opts), rng_(opts.seed ^ 0x9E3779B97F4A7C15ULL) {
