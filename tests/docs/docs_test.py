@@ -340,14 +340,17 @@ def run_cxx(snips: list[Snippet], build_dir: Path, work: Path, scratch: Path, ve
         if r.returncode == 0:
             break
         errs = r.stderr
+        # Only an error, or the snippet line an instantiation came from, blames a snippet (a note
+        # such as "suggested alternatives: docs_page_4::pod" names another page's prelude).
+        blame = "\n".join(ln for ln in errs.split("\n") if ": error:" in ln or "required from here" in ln)
         bad_pages = set()
         for s in todo:
-            hits = [m for m in re.finditer(re.escape(s.page) + r":(\d+):", errs)]
+            hits = [m for m in re.finditer(re.escape(s.page) + r":(\d+):", blame)]
             lines_of = range(s.line, s.line + s.code.count("\n") + 1)
             pre_lines = range(s.prelude_line, s.prelude_line + s.prelude.count("\n") + 1) if s.prelude else range(0)
             mine = [m for m in hits if int(m.group(1)) in lines_of or int(m.group(1)) in pre_lines]
             if mine:
-                first = errs[max(0, errs.rfind("\n", 0, mine[0].start()) + 1):]
+                first = blame[max(0, blame.rfind("\n", 0, mine[0].start()) + 1):]
                 s.status, s.message = "failed", "does not compile:\n" + "\n".join(first.split("\n")[:6])
                 bad_pages.add(s.page)
         if not bad_pages:   # an error outside any snippet: fail them all with the log's head
