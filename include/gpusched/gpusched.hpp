@@ -1,6 +1,7 @@
 // gpusched — the core umbrella header: clusters, pods, preflight checks, scorers, profiles,
 // schedule_one / scheduler, transactions, the queue, preemption and overcommit. Standard library
-// only (no Eigen, no Boost, no simulator, no yaml-cpp); it parses in about 1.3 s with g++ 12.
+// only (no Eigen, no Boost, no simulator, no yaml-cpp); g++ 12 parses it in 1.3-2 s of CPU time
+// (all layers: ~10 s).
 // The other layers have their own umbrellas (docs/getting-started.md):
 //   gpusched/gang.hpp      gang scheduling (Boost.Graph)
 //   gpusched/eviction.hpp  GPU-memory leak detection and eviction (Boost.Math)
