@@ -82,3 +82,12 @@ def test_table_latex_bare_tabular_and_escaping() -> None:
 def test_unknown_count_metric_is_refused() -> None:
     with pytest.raises(ValueError, match="counts"):
         plot.ab_rows(A, B, counts=["jobs"])
+
+
+def test_gs_plot_is_reachable_without_importing_it() -> None:
+    # issue 19: `gs.plot.plot_allocation(...)` as documented raised AttributeError.
+    import gpusched as gs
+
+    assert gs.plot.plot_allocation is plot.plot_allocation
+    with pytest.raises(AttributeError, match="no_such"):
+        gs.no_such  # noqa: B018
