@@ -6,9 +6,7 @@
 #include <cstdio>
 #include <string>
 
-#include <gpusched/gpusched.hpp>
-#include <gpusched/gang/coordinator.hpp>
-#include <gpusched/gang/nvlink_selector.hpp>
+#include <gpusched/gang.hpp>  // the core (gpusched.hpp) and the gang layer
 
 using namespace gpusched;
 

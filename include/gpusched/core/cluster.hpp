@@ -66,10 +66,79 @@ template <class C> auto call_reserve(C& c, const pod& p, const binding& b) -> de
 template <class C> auto call_release(C& c, const pod& p, const binding& b) -> decltype(release(c, p, b)) { return release(c, p, b); }
 }  // namespace adl
 
+// Near-miss detection (issue 19): a host hook with the right name and a wrong signature would
+// otherwise be ignored silently (the optional hooks are detected). `any_arg` converts to any
+// parameter type, so a probe call finds a function of that name for C whatever its parameters;
+// when the probe succeeds and the exact call does not, cluster_traits<C> stops the build with a
+// static_assert naming the hook, the expected signature and docs/concepts.md.
+namespace hook_probe {
+struct any_arg {
+  template <class T>
+  operator T() const;  // NOLINT(google-explicit-constructor): declared only, used in unevaluated probes
+};
+void node_name() = delete;
+void node_load() = delete;
+void model_replicas() = delete;
+void node_model_types() = delete;
+void node_rack() = delete;
+// A function of this name found by ADL for C, with 1 to 4 parameters of any type.
+#define GPUSCHED_HOOK_NAMED(hook)                                                              \
+  template <class C>                                                                            \
+  concept named_##hook = requires(C& c, any_arg a) { hook(c, a); } ||                           \
+                         requires(C& c, any_arg a) { hook(c, a, a); } ||                        \
+                         requires(C& c, any_arg a) { hook(c, a, a, a); } || requires(C& c) { hook(c); }
+GPUSCHED_HOOK_NAMED(node_name);
+GPUSCHED_HOOK_NAMED(node_load);
+GPUSCHED_HOOK_NAMED(model_replicas);
+GPUSCHED_HOOK_NAMED(node_model_types);
+GPUSCHED_HOOK_NAMED(node_rack);
+#undef GPUSCHED_HOOK_NAMED
+// The exact forms (the optional-hook concepts below, spelled on the ADL call).
+template <class C>
+concept exact_node_name = requires(const C& c, node_index n) { { node_name(c, n) } -> std::convertible_to<std::string_view>; };
+template <class C>
+concept exact_node_load = requires(const C& c, node_index n) { { node_load(c, n) } -> std::convertible_to<const node_metrics*>; };
+template <class C>
+concept exact_model_replicas = requires(const C& c, node_index n, const short_name& m) {
+  { model_replicas(c, n, m) } -> std::convertible_to<int>;
+};
+template <class C>
+concept exact_node_model_types = requires(const C& c, node_index n) { node_model_types(c, n); };
+template <class C>
+concept exact_node_rack = requires(const C& c, node_index n) { { node_rack(c, n) } -> std::convertible_to<std::string_view>; };
+
+template <class C>
+inline constexpr bool near_miss_node_name = named_node_name<C> && !exact_node_name<C>;
+template <class C>
+inline constexpr bool near_miss_node_load = named_node_load<C> && !exact_node_load<C>;
+template <class C>
+inline constexpr bool near_miss_model_replicas = named_model_replicas<C> && !exact_model_replicas<C>;
+template <class C>
+inline constexpr bool near_miss_node_model_types = named_node_model_types<C> && !exact_node_model_types<C>;
+template <class C>
+inline constexpr bool near_miss_node_rack = named_node_rack<C> && !exact_node_rack<C>;
+}  // namespace hook_probe
+
 // Specialise cluster_traits<C> to adapt a type without free functions; the primary template
 // forwards to the ADL free functions. A specialisation provides the same static members.
 template <class C>
 struct cluster_traits {
+  static_assert(!hook_probe::near_miss_node_name<C>,
+                "gpusched: hook node_name(c, n) has the wrong signature; expected "
+                "`std::string_view node_name(const C&, gpusched::node_index)` (docs/concepts.md, Optional hooks)");
+  static_assert(!hook_probe::near_miss_node_load<C>,
+                "gpusched: hook node_load(c, n) has the wrong signature; expected "
+                "`const gpusched::node_metrics* node_load(const C&, gpusched::node_index)` (docs/concepts.md, Optional hooks)");
+  static_assert(!hook_probe::near_miss_model_replicas<C>,
+                "gpusched: hook model_replicas(c, n, m) has the wrong signature; expected "
+                "`int model_replicas(const C&, gpusched::node_index, const gpusched::short_name&)` (docs/concepts.md, Optional hooks)");
+  static_assert(!hook_probe::near_miss_node_model_types<C>,
+                "gpusched: hook node_model_types(c, n) has the wrong signature; expected "
+                "`node_model_types(const C&, gpusched::node_index)` returning a range of {short_name model; int replicas} "
+                "(docs/concepts.md, Optional hooks)");
+  static_assert(!hook_probe::near_miss_node_rack<C>,
+                "gpusched: hook node_rack(c, n) has the wrong signature; expected "
+                "`std::string_view node_rack(const C&, gpusched::node_index)` (docs/concepts.md, Optional hooks)");
   template <class T = C> static auto node_count(const T& c) -> decltype(adl::call_node_count(c)) { return adl::call_node_count(c); }
   template <class T = C> static auto node_resources(const T& c, node_index n) -> decltype(adl::call_node_resources(c, n)) { return adl::call_node_resources(c, n); }
   template <class T = C> static auto node_gpu(const T& c, node_index n, int g) -> decltype(adl::call_node_gpu(c, n, g)) { return adl::call_node_gpu(c, n, g); }
@@ -113,6 +182,36 @@ concept ServedModels = requires(const C& c, node_index n, const short_name& m) {
   { traits_of<C>::model_replicas(c, n, m) } -> std::convertible_to<int>;
   traits_of<C>::node_model_types(c, n);
 };
+
+// The Cluster concept's requirements one by one, each with a readable message, for the entry
+// points (scheduler, schedule_one's callers) to static_assert instead of a constraint dump:
+//   static_assert(gpusched::require_cluster<C>());
+template <class C>
+consteval bool require_cluster() {
+  static_assert(requires(const C& c) { { traits_of<C>::node_count(c) } -> std::convertible_to<std::size_t>; },
+                "gpusched: the cluster type has no hook `std::size_t node_count(const C&)` (a free function next to "
+                "the type, found by ADL, or a cluster_traits<C> specialisation; docs/concepts.md, Cluster)");
+  static_assert(requires(const C& c, node_index n) { { traits_of<C>::node_resources(c, n) } -> std::convertible_to<node_state>; },
+                "gpusched: the cluster type has no hook `gpusched::node_state node_resources(const C&, "
+                "gpusched::node_index)` (docs/concepts.md, Cluster)");
+  static_assert(requires(const C& c, node_index n, int g) { { traits_of<C>::node_gpu(c, n, g) } -> std::convertible_to<gpu_device>; },
+                "gpusched: the cluster type has no hook `gpusched::gpu_device node_gpu(const C&, gpusched::node_index, "
+                "int)` (docs/concepts.md, Cluster)");
+  return Cluster<C>;
+}
+
+// MutableCluster's extra requirements, as require_cluster.
+template <class C>
+consteval bool require_mutable_cluster() {
+  static_assert(require_cluster<C>());
+  static_assert(requires(C& c, const pod& p, const binding& b) { traits_of<C>::reserve(c, p, b); },
+                "gpusched: this needs a MutableCluster: no hook `reserve(C&, const gpusched::pod&, const "
+                "gpusched::binding&)` (docs/concepts.md, MutableCluster)");
+  static_assert(requires(C& c, const pod& p, const binding& b) { traits_of<C>::release(c, p, b); },
+                "gpusched: this needs a MutableCluster: no hook `release(C&, const gpusched::pod&, const "
+                "gpusched::binding&)` (docs/concepts.md, MutableCluster)");
+  return MutableCluster<C>;
+}
 
 // Convenience accessors used by the algorithms.
 template <Cluster C>

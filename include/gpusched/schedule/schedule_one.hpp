@@ -115,9 +115,18 @@ concept NodeScan = requires(S& s, const C& c, const pod& p, std::span<const std:
 // their reasons (as the per-node path does), the rest are not filtered or scored per node, and
 // the same tie-break picks among the same totals in the same order. Decisions, reasons and
 // counts are those of the per-node path (tests/batch/test_table_scan.cpp).
-template <Cluster C, class Profile, class Scan = no_node_scan>
-  requires SchedulingProfile<Profile, C>
+//
+// Not constrained in the template head: the static_asserts below say which requirement is missing
+// (the hook, or the profile member) instead of a constraint dump (issue 19).
+template <class C, class Profile, class Scan = no_node_scan>
 class scheduler {
+  static_assert(require_cluster<C>());
+  static_assert(SchedulingProfile<Profile, C>,
+                "gpusched: the profile does not model SchedulingProfile (filter, score_plugin_count/name/weight, "
+                "score, select_gpus; docs/concepts.md, SchedulingProfile): build it with make_profile(checks(...), "
+                "scores(...)) or load a dynamic_profile<C>; for a loaded config pass cfg.profile(name).profile, "
+                "not the scheduler_profile itself");
+
  public:
   explicit scheduler(Profile profile, schedule_options opts = {})
       : profile_(std::move(profile)), opts_(opts), scan_(make_scan(profile_, opts)), rng_(opts.seed ^ 0x9E3779B97F4A7C15ULL) {

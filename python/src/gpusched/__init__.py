@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING
+
 from gpusched._core import (
     GPU,
     BatchScorer,
@@ -57,4 +61,15 @@ __all__ = [
 
 from gpusched import experiment, sim  # noqa: E402  (submodules: the simulator and the seed experiment)
 
-__all__ += ["experiment", "sim"]
+__all__ += ["experiment", "plot", "sim"]
+
+
+if TYPE_CHECKING:
+    from gpusched import plot  # noqa: F401  (for type checkers; at run time __getattr__ below)
+
+
+def __getattr__(name: str) -> ModuleType:
+    """`gs.plot` imports gpusched.plot on first use (matplotlib is optional: only plots need it)."""
+    if name == "plot":
+        return importlib.import_module("gpusched.plot")
+    raise AttributeError(f"module 'gpusched' has no attribute {name!r}")
