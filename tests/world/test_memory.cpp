@@ -31,6 +31,15 @@ TEST_CASE("growth: caching allocators ask for the difference, TF grab-all fails 
   CHECK(growth_request_mib(framework_memory::tf_grab_all, 30400, 31000) == std::numeric_limits<double>::infinity());
 }
 
+TEST_CASE("a configured limit: TF reserves the limit, every framework fails past it") {
+  CHECK(initial_reservation_mib(framework_memory::tf_grab_all, 3000, 32000, 8192) == 8192.0);
+  CHECK(initial_reservation_mib(framework_memory::pytorch_caching, 3000, 32000, 8192) == 3000.0);
+  CHECK(growth_request_mib(framework_memory::pytorch_caching, 3000, 8000, 8192) == 5000.0);
+  CHECK(growth_request_mib(framework_memory::pytorch_caching, 3000, 9000, 8192) ==
+        std::numeric_limits<double>::infinity());
+  CHECK(growth_request_mib(framework_memory::tf_growth, 3000, 9000, 0) == 6000.0);  // 0 = no limit
+}
+
 TEST_CASE("OOM rule: the process whose allocation crosses the capacity fails, the others keep theirs") {
   // The seed's first complaint on a V100-32GB under time-slicing. A PyTorch replica holds 2000 MiB;
   // a TF trainer (no memory growth) starts: free 30768 -> it reserves 30768 - 0.05 * 30768 = 29229.6.

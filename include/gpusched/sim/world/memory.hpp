@@ -37,8 +37,14 @@ inline double tf_min_system_memory_mib(double available_mib) noexcept {
 // batch), given `free_mib` free on the device at that moment. TF grab-all takes
 // free - MinSystemMemory(free) (at least its working set: if that is more than the free memory the
 // start-up allocation fails, see try_reserve); the others take their working set.
-inline double initial_reservation_mib(framework_memory f, double working_set_mib, double free_mib) noexcept {
+// `limit_mib` > 0 is a per-process limit the framework is configured with (gpushare's documented
+// use: TF's per_process_gpu_memory_fraction, or PyTorch's set_per_process_memory_fraction, set
+// from the pod's GPU-memory request): TF then reserves exactly the limit (gpu_device.cc: total *
+// fraction), the growing allocators still take their working set.
+inline double initial_reservation_mib(framework_memory f, double working_set_mib, double free_mib,
+                                      double limit_mib = 0.0) noexcept {
   if (f == framework_memory::tf_grab_all) {
+    if (limit_mib > 0.0) return std::max(working_set_mib, limit_mib);
     return std::max(working_set_mib, free_mib - tf_min_system_memory_mib(free_mib));
   }
   return working_set_mib;
@@ -46,11 +52,15 @@ inline double initial_reservation_mib(framework_memory f, double working_set_mib
 
 // The extra device memory a process must obtain from the driver when its working set grows to
 // `working_set_mib` while it holds `reserved_mib`: 0 if the working set fits the reservation; the
-// difference for the growing allocators; +infinity for TF grab-all, whose BFC allocator never asks
-// the driver again and fails on its own (the process dies whatever its neighbours hold).
-inline double growth_request_mib(framework_memory f, double reserved_mib, double working_set_mib) noexcept {
+// difference for the growing allocators; +infinity when the process fails on its own whatever its
+// neighbours hold: TF grab-all (its BFC allocator never asks the driver again) and any framework
+// growing past its configured `limit_mib` (> 0).
+inline double growth_request_mib(framework_memory f, double reserved_mib, double working_set_mib,
+                                 double limit_mib = 0.0) noexcept {
   if (working_set_mib <= reserved_mib) return 0.0;
-  if (f == framework_memory::tf_grab_all) return std::numeric_limits<double>::infinity();
+  if (f == framework_memory::tf_grab_all || (limit_mib > 0.0 && working_set_mib > limit_mib)) {
+    return std::numeric_limits<double>::infinity();
+  }
   return working_set_mib - reserved_mib;
 }
 
