@@ -52,7 +52,7 @@ TEST_CASE("OOM rule: the process whose allocation crosses the capacity fails, th
   const double extra = growth_request_mib(framework_memory::pytorch_caching, held[0], 3600);
   CHECK(extra == 1600.0);
   CHECK_FALSE(try_reserve(cap, held, 0, extra));  // the replica is the one that fails
-  CHECK(held[0] == 2000.0);                        // nothing changed
+  CHECK(held[0] == 2000.0);                       // nothing changed
   CHECK(held[1] == doctest::Approx(29229.6));
   // With memory growth the trainer holds its working set (12000) and the burst fits.
   std::array<double, 2> growth{2000, 0};

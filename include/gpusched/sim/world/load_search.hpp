@@ -11,7 +11,7 @@
 namespace gpusched::sim::world {
 
 struct load_search_result {
-  double load = 0.0;          // the highest load seen to pass
+  double load = 0.0;           // the highest load seen to pass
   double first_failing = 0.0;  // the lowest load seen to fail (= hi when hi passes)
   std::size_t evaluations = 0;
 };

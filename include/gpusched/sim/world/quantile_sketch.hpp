@@ -80,7 +80,9 @@ class quantile_sketch {
   }
 
  private:
-  [[nodiscard]] long index_of(double x) const noexcept { return static_cast<long>(std::ceil(std::log(x) / log_gamma_)); }
+  [[nodiscard]] long index_of(double x) const noexcept {
+    return static_cast<long>(std::ceil(std::log(x) / log_gamma_));
+  }
   [[nodiscard]] double estimate(long i) const noexcept {
     return 2.0 * std::exp(static_cast<double>(i) * log_gamma_) / (gamma_ + 1.0);
   }
