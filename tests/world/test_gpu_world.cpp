@@ -57,6 +57,20 @@ TEST_CASE("time-slicing next to a trainer: P99 multiplied by k (Q + c) / Q = 2.1
   CHECK(r.gpu_busy_s == doctest::Approx(10.0 - 400 * 0.021882 * 0.1 / 2.1));
 }
 
+TEST_CASE("time-slicing past the replica's halved capacity: the queue grows and P99 explodes") {
+  auto rep = resnet_replica();
+  rep.arrival_interval_s = 0.015;  // 66.7/s, batches of 1: solo capacity 96/s, shared 45.7/s
+  const std::array<process_spec, 1> trainer{process_spec{framework_memory::pytorch_caching, 12000, 0, 0.0}};
+  const auto solo = run_one_gpu(mode(sharing_mode::exclusive), v100_mib, &rep, {}, 10.0);
+  const auto shared = run_one_gpu(mode(sharing_mode::time_slicing), v100_mib, &rep, trainer, 10.0);
+  // Alone: 10.42 ms < 15 ms, no queue. Shared: 21.882 ms > 15 ms: batches run back to back from 0,
+  // request i ends at 21.882 (i + 1) ms, its latency 21.882 + 6.882 i ms. 456 end before 10 s
+  // (457 x 21.882 > 10000); P99 is request floor(0.99 x 455) = 450: 21.882 + 6.882 x 450 = 3118.78 ms.
+  CHECK(solo.latency_ms.quantile(0.99) == doctest::Approx(10.42).epsilon(0.01));
+  CHECK(shared.served == 456);
+  CHECK(shared.latency_ms.quantile(0.99) == doctest::Approx(3118.78).epsilon(0.01));
+}
+
 TEST_CASE("time-slicing, TF grab-all trainer first: the replica never starts and crash-loops") {
   auto rep = resnet_replica();
   rep.process.start_s = 1.0;
