@@ -28,7 +28,7 @@ def test_mixed_workload_matches_the_cpp_example() -> None:
     exe = cpp_example()
     if exe is None:
         pytest.skip("the C++ example mixed_workload is not built (cmake --build <dir> --target mixed_workload; "
-                    "set GPUSCHED_CXX_EXAMPLES_DIR to its folder when not build/release/examples)")
+                    "set GPUSCHED_CXX_EXAMPLES_DIR to its folder when not build/main/examples)")
     cpp = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     py = subprocess.run([sys.executable, str(REPO / "examples" / "python" / "mixed_workload.py")], check=True,
                         capture_output=True, text=True).stdout
