@@ -56,6 +56,7 @@ reason gpu_fit_with_ceiling(const C& c, const pod& p, node_index n, std::int64_t
 
 struct overcommit_fit {
   overcommit_policy policy{};
+  static constexpr bool fits_cpu_memory = true;  // decides CPU and memory: replaces the default resource_fit
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "Overcommit"; }
 

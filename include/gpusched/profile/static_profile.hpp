@@ -2,6 +2,10 @@
 //
 //   auto prof = gpusched::make_profile(gpusched::checks(gpu_check{}, resource_fit{}),
 //                                      gpusched::scores(weighted{load_aware{}, 10}, weighted{model_affinity{}, 5}));
+//
+// Like every profile (docs/plugins.md, "Defaults"), make_profile checks CPU and memory unless told
+// otherwise: without a CPU/memory fit check in checks(...), resource_fit{} becomes the first check;
+// checks(no_default_fit{}, ...) opts out.
 #pragma once
 
 #include <array>
@@ -10,12 +14,14 @@
 #include <span>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/reason.hpp"
 #include "gpusched/preflight/preflight.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/schedule/gpu_selection.hpp"
 #include "gpusched/scoring/scorer.hpp"
 
@@ -41,6 +47,15 @@ struct score_list {
 
 template <class... K>
 check_list<K...> checks(K... k) { return {std::tuple<K...>(std::move(k)...)}; }
+
+// checks(no_default_fit{}, gpu_check{}): a profile that checks exactly the listed types, without the
+// default CPU/memory fit (YAML: `disabled: - name: NodeResourcesFit`). The marker is not a check.
+struct no_default_fit {};
+
+// A check that decides CPU and memory fit: resource_fit, or a type declaring
+// `static constexpr bool fits_cpu_memory = true` (overcommit_fit). The same rule as dynamic_profile's.
+template <class K>
+inline constexpr bool is_fit_check = std::is_same_v<K, resource_fit> || requires { requires K::fits_cpu_memory; };
 template <class... S>
 score_list<S...> scores(weighted<S>... s) { return {std::tuple<weighted<S>...>(std::move(s)...)}; }
 
@@ -114,9 +129,32 @@ class static_profile<check_list<K...>, score_list<S...>, Selector> {
       [](const auto&... w) { return std::array<std::string_view, sizeof...(S)>{w.scorer.name()...}; }, scores_);
 };
 
+namespace detail {
+template <class K>
+auto unless_marker(K& k) {
+  if constexpr (std::is_same_v<K, no_default_fit>) {
+    return std::tuple<>{};
+  } else {
+    return std::tuple<K>(std::move(k));
+  }
+}
+template <class... K>
+auto with_fit_default(check_list<K...> k) {
+  if constexpr ((std::is_same_v<K, no_default_fit> || ...)) {
+    auto kept = std::apply([](auto&... x) { return std::tuple_cat(unless_marker(x)...); }, k.items);
+    return std::apply([](auto&... x) { return checks(std::move(x)...); }, kept);
+  } else if constexpr ((is_fit_check<K> || ...)) {
+    return k;
+  } else {
+    return std::apply([](auto&... x) { return checks(resource_fit{}, std::move(x)...); }, k.items);
+  }
+}
+}  // namespace detail
+
 template <class... K, class... S, class Selector = best_fit_gpus>
 auto make_profile(check_list<K...> k, score_list<S...> s, Selector sel = {}) {
-  return static_profile<check_list<K...>, score_list<S...>, Selector>(std::move(k), std::move(s), std::move(sel));
+  auto ks = detail::with_fit_default(std::move(k));
+  return static_profile<decltype(ks), score_list<S...>, Selector>(std::move(ks), std::move(s), std::move(sel));
 }
 
 }  // namespace gpusched
