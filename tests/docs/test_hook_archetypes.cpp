@@ -12,6 +12,7 @@
 #include "gpusched/core/bound_pods.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/core/node_constraints.hpp"
 #include "gpusched/gang/rack.hpp"
 #include "gpusched/scoring/fgd_paper/gpu_clustering.hpp"
 #include "support/minimal_cluster.hpp"
@@ -31,6 +32,8 @@ struct full {
   pod spec;
   fgd_paper::gpu_affinity affinity;
   qos_allocation qos;
+  std::vector<label> labels{label{"zone", "a"}};
+  std::vector<node_taint> taints{node_taint{"gpu", "true", taint_effect::no_schedule}};
 };
 inline std::size_t node_count(const full&) { return 2; }
 inline node_state node_resources(const full&, node_index) { return {8000, 0, 16384, 0, 1}; }
@@ -44,6 +47,9 @@ inline const fgd_paper::gpu_affinity& gpu_affinity_of(const full& c, node_index)
 inline std::span<const bound_pod> bound_pods(const full& c, node_index) { return c.pods; }                  // PodsOnNodes
 inline const pod& bound_pod_spec(const full& c, pod_id) { return c.spec; }                                  // PodsOnNodes
 inline qos_allocation node_qos_allocation(const full& c, node_index) { return c.qos; }                      // QosAccounted
+inline std::span<const label> node_labels(const full& c, node_index) { return c.labels; }                   // LabelledNodes
+inline std::span<const node_taint> node_taints(const full& c, node_index) { return c.taints; }              // TaintedNodes
+inline bool node_unschedulable(const full&, node_index n) { return n == 1; }                                // CordonableNodes
 }  // namespace hook_archetype
 
 using namespace gpusched;
@@ -61,6 +67,8 @@ static_assert(RackedNodes<hook_archetype::full>);
 static_assert(fgd_paper::GpuAffinitySource<hook_archetype::full>);
 static_assert(PodsOnNodes<hook_archetype::full>);
 static_assert(QosAccounted<hook_archetype::full>);
+static_assert(LabelledNodes<hook_archetype::full> && TaintedNodes<hook_archetype::full> && CordonableNodes<hook_archetype::full>);
+static_assert(!LabelledNodes<hook_archetype::bare> && !TaintedNodes<hook_archetype::bare> && !CordonableNodes<hook_archetype::bare>);
 
 // The library's own clusters trip no near-miss check (instantiating their traits would fail).
 static_assert(Cluster<in_memory_cluster> && NamedNodes<in_memory_cluster> && ServedModels<in_memory_cluster>);
@@ -73,4 +81,10 @@ TEST_CASE("hooks.archetypes are read through the traits") {
   CHECK(rack_name_of(f, 0) == "r0");
   CHECK(rack_name_of(hook_archetype::bare{}, 0).empty());
   CHECK(traits_of<hook_archetype::full>::model_replicas(f, 1, short_name("bert")) == 2);
+  REQUIRE(labels_of(f, 0).size() == 1);
+  CHECK(taints_of(f, 0).size() == 1);
+  CHECK(is_unschedulable(f, 1));
+  CHECK_FALSE(is_unschedulable(f, 0));
+  CHECK(labels_of(hook_archetype::bare{}, 0).empty());  // no hooks: no labels, no taints, schedulable
+  CHECK_FALSE(is_unschedulable(hook_archetype::bare{}, 0));
 }

@@ -395,9 +395,45 @@ template <class C> auto call_node_taints(const C& c, node_index n) -> decltype(n
 template <class C> auto call_node_unschedulable(const C& c, node_index n) -> decltype(node_unschedulable(c, n)) { return node_unschedulable(c, n); }
 }  // namespace adl
 
+// Near-miss detection, as core/cluster.hpp's hook_probe (issue 19): a hook with the right name and a
+// wrong signature stops the build with a message naming it, instead of being ignored.
+namespace constraint_probe {
+struct any_arg {
+  template <class T>
+  operator T() const;  // NOLINT(google-explicit-constructor): declared only, used in unevaluated probes
+};
+void node_labels() = delete;
+void node_taints() = delete;
+void node_unschedulable() = delete;
+template <class C>
+concept named_node_labels = requires(C& c, any_arg a) { node_labels(c, a); } || requires(C& c, any_arg a) { node_labels(c, a, a); } ||
+                            requires(C& c) { node_labels(c); };
+template <class C>
+concept named_node_taints = requires(C& c, any_arg a) { node_taints(c, a); } || requires(C& c, any_arg a) { node_taints(c, a, a); } ||
+                            requires(C& c) { node_taints(c); };
+template <class C>
+concept named_node_unschedulable = requires(C& c, any_arg a) { node_unschedulable(c, a); } ||
+                                   requires(C& c, any_arg a) { node_unschedulable(c, a, a); } || requires(C& c) { node_unschedulable(c); };
+template <class C>
+concept exact_node_labels = requires(const C& c, node_index n) { { node_labels(c, n) } -> std::convertible_to<std::span<const label>>; };
+template <class C>
+concept exact_node_taints = requires(const C& c, node_index n) { { node_taints(c, n) } -> std::convertible_to<std::span<const node_taint>>; };
+template <class C>
+concept exact_node_unschedulable = requires(const C& c, node_index n) { { node_unschedulable(c, n) } -> std::convertible_to<bool>; };
+}  // namespace constraint_probe
+
 // Specialise to adapt a type without free functions (as cluster_traits).
 template <class C>
 struct node_constraint_traits {
+  static_assert(!(constraint_probe::named_node_labels<C> && !constraint_probe::exact_node_labels<C>),
+                "gpusched: hook node_labels(c, n) has the wrong signature; expected "
+                "`std::span<const gpusched::label> node_labels(const C&, gpusched::node_index)` (docs/concepts.md, Optional hooks)");
+  static_assert(!(constraint_probe::named_node_taints<C> && !constraint_probe::exact_node_taints<C>),
+                "gpusched: hook node_taints(c, n) has the wrong signature; expected "
+                "`std::span<const gpusched::node_taint> node_taints(const C&, gpusched::node_index)` (docs/concepts.md, Optional hooks)");
+  static_assert(!(constraint_probe::named_node_unschedulable<C> && !constraint_probe::exact_node_unschedulable<C>),
+                "gpusched: hook node_unschedulable(c, n) has the wrong signature; expected "
+                "`bool node_unschedulable(const C&, gpusched::node_index)` (docs/concepts.md, Optional hooks)");
   template <class T = C> static auto node_labels(const T& c, node_index n) -> decltype(adl::call_node_labels(c, n)) { return adl::call_node_labels(c, n); }
   template <class T = C> static auto node_taints(const T& c, node_index n) -> decltype(adl::call_node_taints(c, n)) { return adl::call_node_taints(c, n); }
   template <class T = C> static auto node_unschedulable(const T& c, node_index n) -> decltype(adl::call_node_unschedulable(c, n)) { return adl::call_node_unschedulable(c, n); }
