@@ -130,3 +130,19 @@ def test_bad_pod_file_names_flag_file_and_line(tmp_path: Path) -> None:
                          text=True, check=False)
     assert res.returncode == 2
     assert f"--pods: {bad}:2: column 'num_gpu'" in res.stderr
+
+
+def test_place_cpu_only_bounds_the_placements_that_serve_them() -> None:
+    # 8 CPUs, 2 GPUs; a CPU-only pod of 6 CPUs and two whole-GPU pods of 3 CPUs. Any subset: both GPU pods
+    # (6 CPUs), 2000. Every CPU-only pod placed: 2 CPUs left, 2/3 of a GPU pod in the LP (666.7), none in
+    # integers.
+    shapes = Counter({shape(6000, 0, 0): 1, shape(3000, 1, 1000): 2})
+    nodes = Counter({node(8000, 2): 1})
+    assert ob.solve(shapes, nodes, False, 10)["bound_milli"] == pytest.approx(2000)
+    assert ob.solve(shapes, nodes, False, 10, place_cpu_only=True)["bound_milli"] == pytest.approx(2000 / 3)
+    assert ob.solve(shapes, nodes, True, 10, place_cpu_only=True)["bound_milli"] == pytest.approx(0)
+    assert ob.pack(shapes, list(nodes.elements()), {}, place_cpu_only=True)["packed_milli"] == 0
+    with pytest.raises(ob.BoundError, match="--place-cpu-only"):
+        ob.solve(Counter({shape(9000, 0, 0): 1}), nodes, False, 10, place_cpu_only=True)
+    with pytest.raises(ob.BoundError, match="--place-cpu-only"):
+        ob.solve(Counter({shape(5000, 0, 0): 2}), nodes, False, 10, place_cpu_only=True)

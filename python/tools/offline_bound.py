@@ -32,6 +32,8 @@ placement's objective: LP optimum >= the best placement, in any arrival order (t
 ignores the order; each online policy's result is one such placement). --integer keeps x and y integral
 (still a relaxation by the same argument); at its time limit the reported bound is HiGHS's dual bound.
 A feasible placement (pack(): LP-guided, then greedy) gives a lower bound on the best possible too.
+--place-cpu-only adds x for the CPU-only shapes with sum_t x[s, t] >= n[s]: the bound of the
+placements that place every arrived CPU-only pod (infeasible when they do not all fit).
 """
 
 from __future__ import annotations
@@ -217,16 +219,24 @@ def share_patterns(values: list[int], capacity: int = 1000) -> list[tuple[int, .
     return out
 
 
-def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_limit: float) -> dict:
+def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_limit: float,
+          place_cpu_only: bool = False) -> dict:
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, linprog, milp
     from scipy.sparse import coo_matrix
 
     S = sorted(shapes, key=lambda s: (s.num_gpu, s.gpu_milli, s.cpu, s.mem, s.models))
     T = sorted(types, key=lambda t: (t.model, t.gpu, t.cpu, t.mem))
-    pairs = [(i, j) for i, s in enumerate(S) for j, t in enumerate(T) if s.gpu_total > 0 and fits(s, t)]
     # CPU-only pods add nothing to the objective and only consume resources: an optimum leaves them out
-    # (any subset is allowed), so they get no variable.
+    # (any subset is allowed), so they get no variable -- unless place_cpu_only asks that every arrived
+    # CPU-only pod be placed (the bound of the placements that do, as every online policy does while CPU lasts).
+    pairs = [(i, j) for i, s in enumerate(S) for j, t in enumerate(T)
+             if (s.gpu_total > 0 or place_cpu_only) and fits(s, t)]
+    if place_cpu_only:
+        homeless = [s for i, s in enumerate(S) if s.gpu_total == 0 and not any(i == k for k, _ in pairs)]
+        if homeless:
+            raise BoundError(f"--place-cpu-only: a CPU-only pod ({homeless[0].cpu} milli-CPU, "
+                             f"{homeless[0].mem} MiB) fits no node")
     nv = len(pairs)
     c = -np.array([S[i].gpu_total for i, _ in pairs], dtype=float)
     rows, cols, vals, ub = [], [], [], []
@@ -234,14 +244,15 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
     # sum_t x[s,t] <= n[s]
     shape_row = {}
     for v, (i, _) in enumerate(pairs):
+        must = S[i].gpu_total == 0  # place_cpu_only: -sum_t x[s,t] <= -n[s]
         if i not in shape_row:
             shape_row[i] = r
-            ub.append(shapes[S[i]])
+            ub.append(-shapes[S[i]] if must else shapes[S[i]])
             r += 1
-        rows.append(shape_row[i]); cols.append(v); vals.append(1.0)
+        rows.append(shape_row[i]); cols.append(v); vals.append(-1.0 if must else 1.0)
     # GPU configurations (Gilmore-Gomory): pattern 0 is a GPU given whole to a whole-GPU or multi-GPU
     # pod; the others are the maximal multisets of the arrived share values that fit in 1000 milli.
-    values = sorted({S[i].gpu_milli for i, _ in pairs if S[i].gpu_milli < 1000})
+    values = sorted({S[i].gpu_milli for i, _ in pairs if 0 < S[i].gpu_milli < 1000})
     patterns = share_patterns(values)
     vi = {m: k for k, m in enumerate(values)}
     # per node type: cpu, memory, GPU milli, GPUs, whole GPUs, one row per share value
@@ -255,6 +266,8 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
         sh = S[i]
         b = base + per_type * j
         rows += [b, b + 1, b + 2]; cols += [v, v, v]; vals += [sh.cpu, sh.mem, sh.gpu_total]
+        if sh.gpu_total == 0:
+            continue
         rows.append(b + 4 if sh.gpu_milli == 1000 else b + 5 + vi[sh.gpu_milli])
         cols.append(v)
         vals.append(float(sh.num_gpu if sh.gpu_milli == 1000 else 1))
@@ -289,6 +302,8 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
         primal = -res.fun if res.x is not None else None
     else:
         res = linprog(c, A_ub=A, b_ub=ubv, bounds=(0, None), method="highs")
+        if res.status == 2:
+            raise BoundError("--place-cpu-only: the arrived CPU-only pods do not all fit, even fractionally")
         if res.status != 0:
             raise BoundError(f"LP not solved: {res.message}")
         bound, status, primal = -res.fun, "optimal", -res.fun
@@ -302,7 +317,8 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
             "constraints": int(r), "solve_s": time.perf_counter() - t0}
 
 
-def pack(shapes: Counter[Shape], nodes: list[NodeType], plan: dict[tuple[Shape, NodeType], float]) -> dict:
+def pack(shapes: Counter[Shape], nodes: list[NodeType], plan: dict[tuple[Shape, NodeType], float],
+         place_cpu_only: bool = False) -> dict:
     """A feasible offline placement, so a LOWER bound on the best possible, guided by the LP's x: first,
     for each node type, the LP's pods for that type rounded down, largest first; then the arrived GPU
     pods still unplaced (multi-GPU, whole GPU, then shares by size, each least CPU per GPU milli first),
@@ -324,7 +340,7 @@ def pack(shapes: Counter[Shape], nodes: list[NodeType], plan: dict[tuple[Shape, 
     type_of = {t: np.array([k for k, u in enumerate(nodes) if u == t]) for t in set(nodes)}
     big = np.iinfo(np.int64).max
     placed = 0
-    left = Counter({s: c for s, c in shapes.items() if s.gpu_total > 0})
+    left = Counter({s: c for s, c in shapes.items() if s.gpu_total > 0 or place_cpu_only})
 
     def place(s: Shape, where: np.ndarray) -> bool:
         nonlocal placed
@@ -336,7 +352,10 @@ def pack(shapes: Counter[Shape], nodes: list[NodeType], plan: dict[tuple[Shape, 
         # the node's dominant used share after placing the pod, in 1e-6 units (spreads load evenly)
         used = np.maximum((cap_cpu[idx] - cpu[idx] + s.cpu) / cap_cpu[idx], (cap_mem[idx] - mem[idx] + s.mem) / cap_mem[idx])
         load = (used * 10**6).astype(np.int64)
-        if s.gpu_milli == 1000:
+        if s.gpu_total == 0:  # CPU-only: the least loaded node
+            k = int(np.argmin(load))
+            j = int(idx[k])
+        elif s.gpu_milli == 1000:
             whole = (gfree[idx] == 1000).sum(axis=1)
             key = np.where(whole >= s.num_gpu, load, big)
             k = int(np.argmin(key))
@@ -362,15 +381,20 @@ def pack(shapes: Counter[Shape], nodes: list[NodeType], plan: dict[tuple[Shape, 
     def largest_first(s: Shape) -> tuple:
         return (-s.num_gpu, -s.gpu_milli, s.cpu, s.mem)
 
+    everywhere = np.arange(n)
+    for s in sorted((s for s in left if s.gpu_total == 0), key=lambda s: (-s.cpu, -s.mem)):
+        while left[s] > 0 and place(s, everywhere):
+            pass
+    if any(left[s] > 0 for s in left if s.gpu_total == 0):
+        return {"packed_milli": None}  # not a placement of every CPU-only pod
     for t, where in type_of.items():
-        todo = sorted(((s, int(x + 1e-6)) for (s, u), x in plan.items() if u == t and x >= 1 - 1e-6),
+        todo = sorted(((s, int(x + 1e-6)) for (s, u), x in plan.items() if u == t and x >= 1 - 1e-6 and s.gpu_total > 0),
                       key=lambda p: largest_first(p[0]))
         for s, c in todo:
             for _ in range(min(c, left[s])):
                 if not place(s, where):
                     break
-    everywhere = np.arange(n)
-    for s in sorted(left, key=lambda s: (-s.num_gpu, -s.gpu_milli, s.cpu / s.gpu_total)):
+    for s in sorted((s for s in left if s.gpu_total > 0), key=lambda s: (-s.num_gpu, -s.gpu_milli, s.cpu / s.gpu_total)):
         while left[s] > 0 and place(s, everywhere):
             pass
     assert (cpu >= 0).all() and (mem >= 0).all() and (gfree >= -1).all()
@@ -394,19 +418,23 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def bound_for(pods: list[tuple[str, Shape]], nodes: list[NodeType], seed: int, tune: float, integer: bool,
-              time_limit: float) -> dict:
+              time_limit: float, place_cpu_only: bool = False) -> dict:
     cap = 1000 * sum(t.gpu for t in nodes)
     order = arrivals(pods, cap, tune, seed)
     shapes = Counter(pods[i][1] for i in order)
-    res = solve(shapes, Counter(nodes), integer, time_limit)
+    res = solve(shapes, Counter(nodes), integer, time_limit, place_cpu_only)
     plan = res.pop("plan")
-    # the better of two feasible placements: LP-guided, and the greedy order alone
-    res["packed_milli"] = max(pack(shapes, nodes, plan)["packed_milli"], pack(shapes, nodes, {})["packed_milli"])
+    # the better of two feasible placements: LP-guided, and the greedy order alone (None: neither
+    # placed every CPU-only pod, with place_cpu_only)
+    packed = [p for p in (pack(shapes, nodes, plan, place_cpu_only)["packed_milli"],
+                          pack(shapes, nodes, {}, place_cpu_only)["packed_milli"]) if p is not None]
+    res["packed_milli"] = max(packed) if packed else None
     arrived = sum(pods[i][1].gpu_total for i in order)
     res.update(seed=seed, arrived_pods=len(order), arrived_pct=100.0 * arrived / cap, gpu_capacity_milli=cap,
                bound_pct=100.0 * res["bound_milli"] / cap,
                unavoidable_pct=max(0.0, 100.0 - 100.0 * res["bound_milli"] / cap),
-               packed_pct=100.0 * res["packed_milli"] / cap,
+               packed_pct=100.0 * res["packed_milli"] / cap if res["packed_milli"] is not None else None,
+               place_cpu_only=place_cpu_only,
                pod_shapes=len(shapes), node_types=len(set(nodes)))
     return res
 
@@ -418,6 +446,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", default="42-51")
     ap.add_argument("--tune", type=float, default=1.3)
     ap.add_argument("--integer", action="store_true", help="integral x (HiGHS MILP; dual bound at the time limit)")
+    ap.add_argument("--place-cpu-only", action="store_true",
+                    help="bound the placements that place every arrived CPU-only pod (default: any subset)")
     ap.add_argument("--time-limit", type=float, default=60.0, help="seconds per MILP (with --integer)")
     ap.add_argument("--json", type=Path, help="write the per-seed results here")
     a = ap.parse_args(argv)
@@ -433,14 +463,16 @@ def main(argv: list[str] | None = None) -> int:
             raise BoundError(f"--pods: {a.pods} has no pod")
         if sum(t.gpu for t in nodes) == 0:
             raise BoundError(f"--nodes: {a.nodes} has no GPU")
-        results = [bound_for(pods, nodes, s, a.tune, a.integer, a.time_limit) for s in seeds]
+        results = [bound_for(pods, nodes, s, a.tune, a.integer, a.time_limit, a.place_cpu_only) for s in seeds]
     except BoundError as e:
         print(f"offline_bound: {e}", file=sys.stderr)
         return 2
-    print(f"{a.pods.name}, tune {a.tune}, {'MILP' if a.integer else 'LP'} bound")
+    print(f"{a.pods.name}, tune {a.tune}, {'MILP' if a.integer else 'LP'} bound"
+          f"{', every CPU-only pod placed' if a.place_cpu_only else ''}")
     print("seed  arrived_pods  arrived %  packed %  bound %  unavoidable unalloc %  status")
     for r in results:
-        print(f"{r['seed']:>4}  {r['arrived_pods']:>12}  {r['arrived_pct']:9.2f}  {r['packed_pct']:8.2f}  "
+        packed = f"{r['packed_pct']:8.2f}" if r["packed_pct"] is not None else "       -"
+        print(f"{r['seed']:>4}  {r['arrived_pods']:>12}  {r['arrived_pct']:9.2f}  {packed}  "
               f"{r['bound_pct']:7.2f}  {r['unavoidable_pct']:21.3f}  {r['status']}")
     mean = sum(r["unavoidable_pct"] for r in results) / len(results)
     print(f"mean unavoidable unallocated GPU: {mean:.3f}%")
