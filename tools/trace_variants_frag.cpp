@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,11 +59,14 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     const std::vector<std::uint64_t> seed_list = parse_seeds(seeds);
+    // "gpusched-shape": FillAware with fill_aware_options::cpu_by_shape (the experiment of
+    // docs/adr/0017-quality-method.md), otherwise as the gpusched policy.
+    constexpr auto shape_variant = static_cast<sim::policy_kind>(255);
     std::vector<sim::policy_kind> kinds;
     for (std::size_t pos = 0; pos <= policies.size();) {
       const std::size_t comma = policies.find(',', pos);
       const std::string name = policies.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      const auto k = sim::find_policy(name);
+      const auto k = name == "gpusched-shape" ? std::optional<sim::policy_kind>(shape_variant) : sim::find_policy(name);
       if (!k) throw invalid_argument_error("--policy", "'" + name + "' is not a policy (gpusched-sim --list-policies)");
       kinds.push_back(*k);
       if (comma == std::string::npos) break;
@@ -78,14 +82,22 @@ int main(int argc, char** argv) {
         sim::paper_options o;
         o.seed = seed;
         o.tune = tune;
-        o.ties = sim::policy_ties(k);
-        const sim::frag_kinds_result r =
-            sim::with_policy(k, t.typical, seed, [&](auto prof) { return sim::run_paper_kinds(t, std::move(prof), o); });
+        const bool shaped = k == shape_variant;
+        o.ties = shaped ? tie_break_rule::first_node : sim::policy_ties(k);
+        sim::frag_kinds_result r;
+        if (shaped) {
+          fill_aware_options fo;
+          fo.cpu_by_shape = true;
+          const fill_aware_scorer fill(*t.typical, fo);
+          r = sim::run_paper_kinds(t, make_profile(checks(resource_fit{}, gpu_check{}), scores(weighted{fill, 1}), fill), o);
+        } else {
+          r = sim::with_policy(k, t.typical, seed, [&](auto prof) { return sim::run_paper_kinds(t, std::move(prof), o); });
+        }
         const auto& b = r.fgd.by_class;
         auto cls = [&](frag_class c) { return r.pct(b[static_cast<int>(c)]); };
         const auto fk = [&](sim::pod_kind pk) { return r.pct(static_cast<double>(r.failed_gpu_milli[static_cast<int>(pk)])); };
         std::printf("%s,%llu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%.4f\n",
-                    std::string(sim::policy_name(k)).c_str(), static_cast<unsigned long long>(seed),
+                    shaped ? "gpusched-shape" : std::string(sim::policy_name(k)).c_str(), static_cast<unsigned long long>(seed),
                     100.0 - r.pct(static_cast<double>(r.allocated_gpu_milli)),
                     r.pct(static_cast<double>(r.idle_cpu_stranded)), r.pct(static_cast<double>(r.idle_mem_stranded)),
                     r.pct(static_cast<double>(r.idle_whole_gpus)), r.pct(static_cast<double>(r.idle_partial_gpus)),
