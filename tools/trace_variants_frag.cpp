@@ -75,8 +75,10 @@ int main(int argc, char** argv) {
     const sim::trace t = sim::trace::load(nodes_file, pods_file);
     std::printf(
         "policy,seed,unalloc_pct,idle_cpu_stranded_pct,idle_mem_stranded_pct,idle_whole_gpus_pct,idle_partial_gpus_pct,"
-        "fgd_frag_pct,fgd_q1_lack_both_pct,fgd_q2_lack_gpu_pct,fgd_q4_lack_cpu_pct,fgd_no_access_pct,fgd_cpu_only_shapes_pct,"
-        "failed_share_gpu_pct,failed_whole_gpu_pct,failed_multi_gpu_pct,failed_cpu_only_pods,nodes_cpu_low,idle_on_cpu_low_pct\n");
+        "fgd_frag_pct,fgd_q1_lack_both_pct,fgd_q2_lack_gpu_pct,fgd_q4_lack_cpu_pct,fgd_no_access_pct,fgd_cpu_only_"
+        "shapes_pct,"
+        "failed_share_gpu_pct,failed_whole_gpu_pct,failed_multi_gpu_pct,failed_cpu_only_pods,nodes_cpu_low,idle_on_cpu_"
+        "low_pct\n");
     for (const auto k : kinds) {
       for (const std::uint64_t seed : seed_list) {
         sim::paper_options o;
@@ -89,16 +91,20 @@ int main(int argc, char** argv) {
           fill_aware_options fo;
           fo.cpu_by_shape = true;
           const fill_aware_scorer fill(*t.typical, fo);
-          r = sim::run_paper_kinds(t, make_profile(checks(resource_fit{}, gpu_check{}), scores(weighted{fill, 1}), fill), o);
+          r = sim::run_paper_kinds(
+              t, make_profile(checks(resource_fit{}, gpu_check{}), scores(weighted{fill, 1}), fill), o);
         } else {
-          r = sim::with_policy(k, t.typical, seed, [&](auto prof) { return sim::run_paper_kinds(t, std::move(prof), o); });
+          r = sim::with_policy(k, t.typical, seed,
+                               [&](auto prof) { return sim::run_paper_kinds(t, std::move(prof), o); });
         }
         const auto& b = r.fgd.by_class;
         auto cls = [&](frag_class c) { return r.pct(b[static_cast<int>(c)]); };
-        const auto fk = [&](sim::pod_kind pk) { return r.pct(static_cast<double>(r.failed_gpu_milli[static_cast<int>(pk)])); };
+        const auto fk = [&](sim::pod_kind pk) {
+          return r.pct(static_cast<double>(r.failed_gpu_milli[static_cast<int>(pk)]));
+        };
         std::printf("%s,%llu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%.4f\n",
-                    shaped ? "gpusched-shape" : std::string(sim::policy_name(k)).c_str(), static_cast<unsigned long long>(seed),
-                    100.0 - r.pct(static_cast<double>(r.allocated_gpu_milli)),
+                    shaped ? "gpusched-shape" : std::string(sim::policy_name(k)).c_str(),
+                    static_cast<unsigned long long>(seed), 100.0 - r.pct(static_cast<double>(r.allocated_gpu_milli)),
                     r.pct(static_cast<double>(r.idle_cpu_stranded)), r.pct(static_cast<double>(r.idle_mem_stranded)),
                     r.pct(static_cast<double>(r.idle_whole_gpus)), r.pct(static_cast<double>(r.idle_partial_gpus)),
                     r.pct(r.fgd.fragment()), cls(frag_class::q1_lack_both), cls(frag_class::q2_lack_gpu),

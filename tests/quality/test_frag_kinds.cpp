@@ -13,14 +13,14 @@ using namespace gpusched;
 
 TEST_CASE("run_paper_kinds allocates exactly what run_paper allocates (openb default trace)") {
   const std::string dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/openb/";
-  const sim::trace t =
-      sim::trace::load(dir + "openb_node_list_gpu_node.csv", dir + "openb_pod_list_default.csv");
+  const sim::trace t = sim::trace::load(dir + "openb_node_list_gpu_node.csv", dir + "openb_pod_list_default.csv");
   for (const auto k : {sim::policy_kind::fgd, sim::policy_kind::gpusched}) {
     sim::paper_options o;
     o.seed = 43;
     o.ties = sim::policy_ties(k);
     const auto a = sim::with_policy(k, t.typical, o.seed, [&](auto p) { return sim::run_paper(t, std::move(p), o); });
-    const auto b = sim::with_policy(k, t.typical, o.seed, [&](auto p) { return sim::run_paper_kinds(t, std::move(p), o); });
+    const auto b =
+        sim::with_policy(k, t.typical, o.seed, [&](auto p) { return sim::run_paper_kinds(t, std::move(p), o); });
     CHECK(b.allocated_gpu_milli == a.final.allocated_gpu_milli);
     CHECK(b.pods_arrived == a.pods_arrived);
     std::size_t failed = 0;
@@ -35,7 +35,8 @@ TEST_CASE("run_paper_kinds allocates exactly what run_paper allocates (openb def
 
 TEST_CASE("classify_idle: CPU used up, memory used up, whole and partial GPUs, by hand") {
   // The trace's GPU pods ask at least 1000 milli-CPU and 2048 MiB.
-  std::vector<node_spec> nodes = {testing::gpu_node("cpu-out", 8000, 65536, 2), testing::gpu_node("mem-out", 64000, 8192, 2),
+  std::vector<node_spec> nodes = {testing::gpu_node("cpu-out", 8000, 65536, 2),
+                                  testing::gpu_node("mem-out", 64000, 8192, 2),
                                   testing::gpu_node("roomy", 64000, 65536, 4)};
   std::vector<sim::openb_pod> pods(2);
   pods[0].spec = make_pod("a").cpu(1000).memory(2048).gpu_share(500);

@@ -168,7 +168,8 @@ class fill_aware_scorer {
       }
       for (const auto& t : w.pods()) {
         if (t.num_gpu == 0 || t.gpu_milli == 0 || total <= 0) continue;
-        const double r = static_cast<double>(t.cpu_milli) * gpu_milli_whole / (static_cast<double>(t.gpu_milli) * t.num_gpu);
+        const double gpu = static_cast<double>(t.gpu_milli) * t.num_gpu;
+        const double r = static_cast<double>(t.cpu_milli) * gpu_milli_whole / gpu;
         ratios_.emplace_back(r, t.probability / total);
       }
     }

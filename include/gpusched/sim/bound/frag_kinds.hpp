@@ -93,7 +93,7 @@ inline void classify_idle(const replay_cluster& c, const trace& t, frag_kinds_re
 // run_paper (sim/paper.hpp) with the final cluster classified.
 template <class Profile>
 requires SchedulingProfile<Profile, replay_cluster> frag_kinds_result run_paper_kinds(const trace& t, Profile profile,
-                                                                                   const paper_options& o) {
+                                                                                      const paper_options& o) {
   check_replayable(t);
   rng r(o.seed);
   const std::vector<std::uint32_t> order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);
