@@ -62,11 +62,14 @@ int main(int argc, char** argv) {
     // "gpusched-shape": FillAware with fill_aware_options::cpu_by_shape (the experiment of
     // docs/adr/0017-quality-method.md), otherwise as the gpusched policy.
     constexpr auto shape_variant = static_cast<sim::policy_kind>(255);
+    constexpr auto shape_cpu_variant = static_cast<sim::policy_kind>(254);  // gpusched-shape-cpu
     std::vector<sim::policy_kind> kinds;
     for (std::size_t pos = 0; pos <= policies.size();) {
       const std::size_t comma = policies.find(',', pos);
       const std::string name = policies.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      const auto k = name == "gpusched-shape" ? std::optional<sim::policy_kind>(shape_variant) : sim::find_policy(name);
+      const auto k = name == "gpusched-shape"       ? std::optional<sim::policy_kind>(shape_variant)
+                     : name == "gpusched-shape-cpu" ? std::optional<sim::policy_kind>(shape_cpu_variant)
+                                                    : sim::find_policy(name);
       if (!k) throw invalid_argument_error("--policy", "'" + name + "' is not a policy (gpusched-sim --list-policies)");
       kinds.push_back(*k);
       if (comma == std::string::npos) break;
@@ -84,12 +87,13 @@ int main(int argc, char** argv) {
         sim::paper_options o;
         o.seed = seed;
         o.tune = tune;
-        const bool shaped = k == shape_variant;
+        const bool shaped = k == shape_variant || k == shape_cpu_variant;
         o.ties = shaped ? tie_break_rule::first_node : sim::policy_ties(k);
         sim::frag_kinds_result r;
         if (shaped) {
           fill_aware_options fo;
-          fo.cpu_by_shape = true;
+          fo.cpu_by_shape = k == shape_variant;
+          fo.cpu_by_shape_cpu_only = k == shape_cpu_variant;
           const fill_aware_scorer fill(*t.typical, fo);
           r = sim::run_paper_kinds(
               t, make_profile(checks(resource_fit{}, gpu_check{}), scores(weighted{fill, 1}), fill), o);
@@ -103,7 +107,9 @@ int main(int argc, char** argv) {
           return r.pct(static_cast<double>(r.failed_gpu_milli[static_cast<int>(pk)]));
         };
         std::printf("%s,%llu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%zu,%zu,%.4f\n",
-                    shaped ? "gpusched-shape" : std::string(sim::policy_name(k)).c_str(),
+                    k == shape_variant       ? "gpusched-shape"
+                    : k == shape_cpu_variant ? "gpusched-shape-cpu"
+                                             : std::string(sim::policy_name(k)).c_str(),
                     static_cast<unsigned long long>(seed), 100.0 - r.pct(static_cast<double>(r.allocated_gpu_milli)),
                     r.pct(static_cast<double>(r.idle_cpu_stranded)), r.pct(static_cast<double>(r.idle_mem_stranded)),
                     r.pct(static_cast<double>(r.idle_whole_gpus)), r.pct(static_cast<double>(r.idle_partial_gpus)),

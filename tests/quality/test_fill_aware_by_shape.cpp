@@ -48,3 +48,21 @@ TEST_CASE("cpu_by_shape scores a CPU-only pod by the stranding it adds; off by d
   const fill_aware_scorer mean(two_ratios());
   CHECK(mean.score(c, cpu_only, 0) == 999'750'000);
 }
+
+TEST_CASE("cpu_by_shape_cpu_only: CPU-only pods by shape, GPU pods by the mean ratio") {
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  const pod cpu_only = make_pod("c").cpu(4000);
+  const pod gpu = make_pod("g").cpu(4000).gpus(1);
+  fill_aware_options o;
+  o.cpu_by_shape_cpu_only = true;
+  const fill_aware_scorer f(two_ratios(), o);
+  CHECK(f.score(c, cpu_only, 0) == 999'666'667);  // as cpu_by_shape: saved -333.3
+  // The GPU pod by the mean ratio 8000: stranded 2000 - 1000 = 1000 before, 1000 - 500 = 500 after:
+  // saved 0.5 x 500 = 250. Hole term: both GPU shapes are whole GPUs, so E(1000) = E(0) = 0.
+  CHECK(f.score(c, gpu, 0) == 1'000'250'000);
+  // cpu_by_shape scores it by shape: 666.7 before, (0 + 666.7) / 2 = 333.3 after: saved 166.7.
+  fill_aware_options all;
+  all.cpu_by_shape = true;
+  CHECK(fill_aware_scorer(two_ratios(), all).score(c, gpu, 0) == 1'000'166'667);
+}

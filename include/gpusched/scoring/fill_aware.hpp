@@ -57,6 +57,9 @@ struct fill_aware_options {
   // S(n) as the expectation over the workload's GPU shapes of the share stranded at each shape's own
   // CPU per GPU, instead of at the mean ratio r. cpu_per_gpu is then unused.
   bool cpu_by_shape = false;
+  // Experimental (the control of ADR 0017's experiment, off): only CPU-only pods are scored by shape,
+  // GPU pods keep the mean ratio. cpu_by_shape, when set, scores every pod by shape.
+  bool cpu_by_shape_cpu_only = false;
 };
 
 // E(h) for h = 0..1000 (see the header comment).
@@ -161,7 +164,7 @@ class fill_aware_scorer {
     }
     table_ = std::make_shared<const std::vector<double>>(hole_waste_table(w, o.fill_competition));
     cpu_per_gpu_ = o.cpu_per_gpu > 0 ? o.cpu_per_gpu : mean_cpu_per_gpu(w);
-    if (o.cpu_by_shape) {
+    if (o.cpu_by_shape || o.cpu_by_shape_cpu_only) {
       double total = 0.0;
       for (const auto& t : w.pods()) {
         if (t.num_gpu > 0 && t.gpu_milli > 0) total += t.probability;
@@ -216,7 +219,7 @@ class fill_aware_scorer {
       if (p.model_allowed(d.model)) ok |= gpu_set{1} << g;
     }
     const milli cpu_left = s.cpu_capacity - s.cpu_allocated;
-    if (!opts_.cpu_by_shape) {
+    if (!opts_.cpu_by_shape && !(opts_.cpu_by_shape_cpu_only && p.num_gpu == 0)) {
       return fill_aware_evaluate(free, gpus, cpu_left, ok, p.cpu_milli, p.gpu_milli, p.num_gpu, table_->data(),
                                  cpu_per_gpu_, opts_.cpu_weight);
     }
