@@ -24,8 +24,10 @@ py_pkgs=("pybind11==3.1.0" "scikit-build-core==1.1.2" "numpy>=2" matplotlib pyte
          "pybind11-stubgen==3.0.0" "mypy==2.4.1"
          # tests/extender: requests built from the official client's models; /metrics read by the
          # official Prometheus text parser; deploy/'s CRD schema checked by jsonschema.
-         "kubernetes==37.0.2" "prometheus_client==0.26.0" "jsonschema==4.26.0")
-if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy, kubernetes, prometheus_client, jsonschema" 2>/dev/null; then
+         "kubernetes==37.0.2" "prometheus_client==0.26.0" "jsonschema==4.26.0"
+         # python/tools/offline_bound.py: the LP bound, solved by HiGHS through scipy.optimize.
+         "scipy==1.16.3")
+if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy, kubernetes, prometheus_client, jsonschema, scipy" 2>/dev/null; then
   echo "install-deps: pip install ${py_pkgs[*]}" >&2
   # Debian 12's own python3 refuses system-wide pip installs (PEP 668) unless told otherwise.
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q "${py_pkgs[@]}"

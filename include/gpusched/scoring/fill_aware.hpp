@@ -53,6 +53,13 @@ struct fill_aware_options {
   double fill_competition = 50.0;  // kappa: L(h) = min(1, kappa * Q(h))
   double cpu_weight = 0.5;         // weight of CPU-stranded GPU share against hole waste
   double cpu_per_gpu = 0.0;        // r, milli-CPU per whole GPU; 0: the workload's GPU shapes' mean
+  // Experimental (docs/adr/0017-quality-method.md; off by default, the policy's results unchanged):
+  // S(n) as the expectation over the workload's GPU shapes of the share stranded at each shape's own
+  // CPU per GPU, instead of at the mean ratio r. cpu_per_gpu is then unused.
+  bool cpu_by_shape = false;
+  // Experimental (the control of ADR 0017's experiment, off): only CPU-only pods are scored by shape,
+  // GPU pods keep the mean ratio. cpu_by_shape, when set, scores every pod by shape.
+  bool cpu_by_shape_cpu_only = false;
 };
 
 // E(h) for h = 0..1000 (see the header comment).
@@ -157,11 +164,30 @@ class fill_aware_scorer {
     }
     table_ = std::make_shared<const std::vector<double>>(hole_waste_table(w, o.fill_competition));
     cpu_per_gpu_ = o.cpu_per_gpu > 0 ? o.cpu_per_gpu : mean_cpu_per_gpu(w);
+    if (o.cpu_by_shape || o.cpu_by_shape_cpu_only) {
+      double total = 0.0;
+      for (const auto& t : w.pods()) {
+        if (t.num_gpu > 0 && t.gpu_milli > 0) total += t.probability;
+      }
+      for (const auto& t : w.pods()) {
+        if (t.num_gpu == 0 || t.gpu_milli == 0 || total <= 0) continue;
+        const double gpu = static_cast<double>(t.gpu_milli) * t.num_gpu;
+        const double r = static_cast<double>(t.cpu_milli) * gpu_milli_whole / gpu;
+        ratios_.emplace_back(r, t.probability / total);
+      }
+    }
   }
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAware"; }
   [[nodiscard]] std::span<const double> hole_waste() const noexcept { return *table_; }
   [[nodiscard]] double cpu_per_gpu() const noexcept { return cpu_per_gpu_; }
+
+  // cpu_by_shape: E over the GPU shapes k (probability w_k) of cpu_stranded_gpu_milli at r_k.
+  [[nodiscard]] double stranded_by_shape(double free_gpu_milli, double cpu_left) const noexcept {
+    double s = 0.0;
+    for (const auto& [r, w] : ratios_) s += w * cpu_stranded_gpu_milli(free_gpu_milli, cpu_left, r);
+    return s;
+  }
 
   // Cost saved by the best placement of p on n, in thousandths of a milli-GPU, offset so that it is
   // positive (score_offset - cost growth); 0 when p does not fit n's devices.
@@ -192,11 +218,26 @@ class fill_aware_scorer {
       free[g] = d.milli_free;
       if (p.model_allowed(d.model)) ok |= gpu_set{1} << g;
     }
-    return fill_aware_evaluate(free, gpus, s.cpu_capacity - s.cpu_allocated, ok, p.cpu_milli, p.gpu_milli, p.num_gpu,
-                               table_->data(), cpu_per_gpu_, opts_.cpu_weight);
+    const milli cpu_left = s.cpu_capacity - s.cpu_allocated;
+    if (!opts_.cpu_by_shape && !(opts_.cpu_by_shape_cpu_only && p.num_gpu == 0)) {
+      return fill_aware_evaluate(free, gpus, cpu_left, ok, p.cpu_milli, p.gpu_milli, p.num_gpu, table_->data(),
+                                 cpu_per_gpu_, opts_.cpu_weight);
+    }
+    // The hole term alone (r = 0 switches the mean-ratio term off), then the CPU term by shape: it is
+    // the same for every device choice, so adding it afterwards ranks devices as before.
+    fill_aware_pick pick =
+        fill_aware_evaluate(free, gpus, cpu_left, ok, p.cpu_milli, p.gpu_milli, p.num_gpu, table_->data(), 0.0, 0.0);
+    if (pick.fits) {
+      const double idle = static_cast<double>(gpu_milli_idle(free, gpus));
+      const double after_gpu = idle - static_cast<double>(milli{p.gpu_milli} * p.num_gpu);
+      pick.saved += opts_.cpu_weight * (stranded_by_shape(idle, static_cast<double>(cpu_left)) -
+                                        stranded_by_shape(after_gpu, static_cast<double>(cpu_left - p.cpu_milli)));
+    }
+    return pick;
   }
 
   std::shared_ptr<const std::vector<double>> table_;
+  std::vector<std::pair<double, double>> ratios_;  // cpu_by_shape: (milli-CPU per GPU, probability) per GPU shape
   double cpu_per_gpu_ = 0.0;
   fill_aware_options opts_;
 };
