@@ -116,7 +116,7 @@ def test_profile_files_load_with_a_workload() -> None:
     assert fgd.checks == ["NodeResourcesFit", "GPUCheck"]
     assert fgd.scores == [("FGDScore", 1)] and fgd.gpu_selector == "FGDScore"
     assert gs.Profile.from_file(str(PROFILES / "gpusched.yaml"), typical_pods=typical).scores == [("FillAware", 1)]
-    with pytest.raises(gs.ConfigFileError, match="fgd.yaml:18: FGDScore: needs pluginConfig args.typicalPods"):
+    with pytest.raises(gs.ConfigFileError, match="fgd.yaml:20: FGDScore: needs pluginConfig args.typicalPods"):
         gs.Profile.from_file(str(PROFILES / "fgd.yaml"))
 
 
