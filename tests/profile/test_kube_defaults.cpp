@@ -211,6 +211,10 @@ TEST_CASE("kube defaults.errors name the line") {
                  "- plugins:\n    multiPoint:\n      enabled: [{name: GPUCheck}]\n") ==
         "cfg.yaml:5: profiles[0].plugins.multiPoint: multiPoint needs apiVersion kubescheduler.config.k8s.io/v1beta3 "
         "or v1");
+  // Args of such a default cannot be used: refused, not ignored.
+  CHECK(error_of(v1 + "  pluginConfig:\n  - name: PodTopologySpread\n    args: {defaultingType: List}\n") ==
+        "cfg.yaml:6: profiles[0].pluginConfig[0].name: plugin 'PodTopologySpread' is one of Kubernetes' defaults that "
+        "gpusched does not have: its args cannot be used (remove this entry)");
   // Disabling a Kubernetes default gpusched does not have is accepted at any point.
   CHECK(error_of(v1 + "  plugins:\n    score:\n      disabled: [{name: ImageLocality}, {name: PodTopologySpread}]\n") ==
         "no error");

@@ -140,8 +140,13 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
         doc.allow_keys(e, ep, {"name", "args"});
         if (!e["name"]) fail(e, ep + ".name", "missing");
         const auto n = doc.string(e["name"], ep + ".name");
-        if (!reg.find_check(n) && !reg.find_score(n))
-          fail(e["name"], ep + ".name", "unknown plugin '" + n + "' in pluginConfig");
+        if (!reg.find_check(n) && !reg.find_score(n)) {
+          fail(e["name"], ep + ".name",
+               is_kube_default_plugin(n)
+                   ? "plugin '" + n + "' is one of Kubernetes' defaults that gpusched does not have: its args cannot "
+                                      "be used (remove this entry)"
+                   : "unknown plugin '" + n + "' in pluginConfig");
+        }
         for (const auto& a : args) {
           if (a.name == n)
             fail(e, ep,
