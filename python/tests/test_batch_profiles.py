@@ -29,7 +29,11 @@ KUBE_DEFAULT = HEAD + """      - name: NodeResourcesFit
         weight: 1
       - name: NodeResourcesBalancedAllocation
         weight: 1
-"""
+  pluginConfig:
+  - name: NodeResourcesBalancedAllocation
+    args:
+      formula: BalanceAfter
+"""  # BatchScorer's "kube-default" keeps the serving experiment's BalanceAfter formula (register_batch.cpp)
 MOST_ALLOCATED = HEAD + """      - name: NodeResourcesFit
         weight: 1
   pluginConfig:

@@ -28,6 +28,24 @@ def test_the_seed_config_loads_as_written(seed_config: Path) -> None:
         assert gs.Scheduler.from_config(cfg, seed=3).seed == 3
 
 
+def test_a_v1_config_gets_kubernetes_default_plugins() -> None:
+    # default_plugins.go's defaults gpusched has, in kube-scheduler's order and weights (docs/plugins.md).
+    cfg = gs.load_config(HEAD.replace("v1beta2", "v1"))
+    prof = cfg.profile("ai-scheduler")
+    assert prof.checks == ["NodeUnschedulable", "TaintToleration", "NodeAffinity", "NodeResourcesFit"]
+    assert prof.scores == [("TaintToleration", 3), ("NodeAffinity", 2), ("LeastAllocated", 1),
+                           ("NodeResourcesBalancedAllocation", 1)]
+    missing = cfg.defaults_not_run("ai-scheduler")
+    assert missing[:2] == ["SchedulingGates", "PrioritySort"] and "ImageLocality" in missing
+    # multiPoint disabled '*': only what the profile lists (data/profiles/ do this).
+    text = HEAD.replace("v1beta2", "v1") + "  plugins:\n    multiPoint:\n      disabled: [{name: '*'}]\n" \
+        "      enabled: [{name: GPUCheck}, {name: LoadAware, weight: 10}]\n"
+    cfg = gs.load_config(text)
+    assert cfg.profile("ai-scheduler").checks == ["GPUCheck", "LoadAwareFilter"]
+    assert cfg.profile("ai-scheduler").scores == [("LoadAware", 10)]
+    assert cfg.defaults_not_run("ai-scheduler") == []
+
+
 def test_errors_name_file_and_line(tmp_path: Path) -> None:
     text = HEAD + "  plugins:\n    score:\n      enabled:\n      - name: LoadAware\n        weight: 0\n"
     with pytest.raises(gs.ConfigFileError) as e:
@@ -116,7 +134,7 @@ def test_profile_files_load_with_a_workload() -> None:
     assert fgd.checks == ["NodeResourcesFit", "GPUCheck"]
     assert fgd.scores == [("FGDScore", 1)] and fgd.gpu_selector == "FGDScore"
     assert gs.Profile.from_file(str(PROFILES / "gpusched.yaml"), typical_pods=typical).scores == [("FillAware", 1)]
-    with pytest.raises(gs.ConfigFileError, match="fgd.yaml:18: FGDScore: needs pluginConfig args.typicalPods"):
+    with pytest.raises(gs.ConfigFileError, match="fgd.yaml:20: FGDScore: needs pluginConfig args.typicalPods"):
         gs.Profile.from_file(str(PROFILES / "fgd.yaml"))
 
 

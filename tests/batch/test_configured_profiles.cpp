@@ -67,8 +67,8 @@ int mismatches(const dyn& prof, std::uint64_t seed) {
 
 const std::string head =
     "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: p\n"
-    "  plugins:\n    preFilter:\n      enabled:\n      - name: GPUCheck\n    score:\n      disabled:\n      - name: '*'\n"
-    "      enabled:\n";
+    "  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n    filter:\n      enabled:\n"
+    "      - name: NodeResourcesFit\n      - name: GPUCheck\n    score:\n      enabled:\n";
 
 dyn from_yaml(const std::string& scores, plugin_context ctx = {}) {
   return parse_profile_file<in_memory_cluster>(head + scores, "cfg.yaml", std::move(ctx)).profile;

@@ -237,7 +237,7 @@ TEST_CASE("overcommit switches the fit mechanism without touching the profile's 
   // the bare form, ADR 0006). The text is parsed as written in both modes; with fit_mode::overcommit
   // NodeResourcesFit's filter is overcommit_fit ("Overcommit", after the profile's checks) instead.
   const std::string text =
-      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"
       "kind: KubeSchedulerConfiguration\n"
       "profiles:\n"
       "- schedulerName: s\n"

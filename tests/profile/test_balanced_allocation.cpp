@@ -97,7 +97,7 @@ TEST_CASE("BalancedAllocation: include scalar resource on a node for balanced re
 TEST_CASE("BalancedAllocation: ChangeInBalance by default; BalanceAfter by the documented option") {
   const std::string head =
       "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n"
-      "    score:\n      enabled:\n      - name: NodeResourcesBalancedAllocation\n";
+      "    score:\n      disabled: [{name: '*'}]\n      enabled:\n      - name: NodeResourcesBalancedAllocation\n";
   in_memory_cluster c;
   c.add_node(testing::gpu_node("node1", 4000, 10000, 0));
   auto one = [&](const std::string& text) {
@@ -111,7 +111,7 @@ TEST_CASE("BalancedAllocation: ChangeInBalance by default; BalanceAfter by the d
   CHECK(one(head + "  pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args:\n      formula: BalanceAfter\n") == 87);
   CHECK_THROWS_WITH_AS(
       one(head + "  pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args:\n      formula: Std\n"),
-      "cfg.yaml:11: NodeResourcesBalancedAllocation: formula must be ChangeInBalance (Kubernetes since PR #135573, "
+      "cfg.yaml:12: NodeResourcesBalancedAllocation: formula must be ChangeInBalance (Kubernetes since PR #135573, "
       "the default) or BalanceAfter (the balance with the pod, before that PR), not 'Std'",
       file_error);
 }

@@ -125,7 +125,7 @@ TEST_CASE("profile.bad configs name file:line and load nothing") {
                         "      enabled:\n      - name: ModelAffinity\n") ==
         "cfg.yaml:7: ModelAffinity: each interfering pair must be [modelA, modelB]");
   CHECK(error_of(head + "  plugins:\n    permit:\n      enabled:\n      - name: Coscheduling\n") ==
-        "cfg.yaml:6: profiles[0].plugins.permit: extension point 'permit' is not configurable in gpusched profiles (preFilter, filter, score are)");
+        "cfg.yaml:6: profiles[0].plugins.permit: extension point 'permit' is not configurable in gpusched profiles (multiPoint, preFilter, filter, score are)");
   CHECK_THROWS_AS(load_scheduler_config("/nonexistent/cfg.yaml"), file_error);
 }
 

@@ -46,7 +46,7 @@ TEST_CASE("fit defaults: disabled explicitly, as `disabled: - name: NodeResource
   CHECK(p.check_name(0) == "GPUCheck");
   CHECK(place(p).scheduled);  // only the GPU is checked
   const auto cfg = parse_scheduler_config(
-      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n"
+      "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n"
       "    filter:\n      disabled:\n      - name: NodeResourcesFit\n      enabled:\n      - name: GPUCheck\n");
   const dyn& y = cfg.profiles.front().profile;
   REQUIRE(y.check_count() == 1);
@@ -63,7 +63,7 @@ TEST_CASE("fit defaults: a fit added explicitly replaces the default and runs wh
   CHECK_FALSE(place(p).scheduled);  // 500 cores > 96 x 2 (overcommit 2.0)
   // The YAML default is the same profile: fit first, then GPUCheck.
   const auto cfg = parse_scheduler_config(
-      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n"
+      "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\nprofiles:\n- plugins:\n"
       "    filter:\n      enabled:\n      - name: GPUCheck\n");
   const dyn& y = cfg.profiles.front().profile;
   REQUIRE(y.check_count() == 2);

@@ -104,7 +104,7 @@ TEST_CASE("profile files: the serving profiles, and no file without a policy or 
 TEST_CASE("profile files: FGD and FillAware without typicalPods need a workload, named in the error") {
   CHECK_THROWS_WITH_AS(load_profile_file<in_memory_cluster>(profile_path("fgd.yaml")),
                        (profile_path("fgd.yaml") +
-                        ":18: FGDScore: needs pluginConfig args.typicalPods (the workload's pod shapes and shares), or a "
+                        ":20: FGDScore: needs pluginConfig args.typicalPods (the workload's pod shapes and shares), or a "
                         "workload from where it runs (the simulator's trace)")
                            .c_str(),
                        file_error);

@@ -14,8 +14,9 @@ using yaml_strict::plain_kind;
 
 namespace {
 std::string error_of(const std::string& yaml) { return test::config_error_of(yaml); }
+// v1beta3: gpusched's own reading, without Kubernetes' default plugins (those: test_kube_defaults.cpp).
 const std::string head =
-    "apiVersion: kubescheduler.config.k8s.io/v1\n"
+    "apiVersion: kubescheduler.config.k8s.io/v1beta3\n"
     "kind: KubeSchedulerConfiguration\n"
     "profiles:\n"
     "- schedulerName: s\n";  // line 4

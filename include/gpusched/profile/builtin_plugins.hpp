@@ -53,9 +53,12 @@ inline void set_slot(resource_weights& w, int slot, std::int64_t v) noexcept {
   (slot == 0 ? w.cpu : slot == 1 ? w.memory : w.gpu) = v;
 }
 
-// Kubernetes' `resources: [{name, weight}]` -> resource weights.
+// Kubernetes' `resources: [{name, weight}]` -> resource weights. An empty list is Kubernetes'
+// default set, cpu and memory with weight 1 (apis/config/v1/defaults.go, SetDefaults_NodeResourcesFitArgs
+// and SetDefaults_NodeResourcesBalancedAllocationArgs: `len(Resources) == 0` -> defaultResourceSpec).
 inline resource_weights resources(const plugin_args& a, const YAML::Node& list, const std::string& what) {
   if (!list.IsSequence()) a.fail(list, what + " must be a list of {name, weight}");
+  if (list.size() == 0) return resource_weights{1, 1, 0};
   resource_weights w{0, 0, 0};
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node r = list[i];
@@ -195,11 +198,12 @@ struct node_resources_fit_plugin {
       const YAML::Node s = a.node()["scoringStrategy"];
       if (!s.IsMap()) a.fail(s, "scoringStrategy must be a mapping");
       a.allow_keys(s, "scoringStrategy", {"type", "resources", "requestedToCapacityRatio"});
-      if (s["type"]) {
-        type = a.string(s["type"], "scoringStrategy.type");
-        if (type != "LeastAllocated" && type != "MostAllocated" && type != "RequestedToCapacityRatio") {
-          a.fail(s["type"], "scoringStrategy.type must be LeastAllocated, MostAllocated or RequestedToCapacityRatio");
-        }
+      // v1 defaulting fills in a missing scoringStrategy only; one given without a type fails
+      // validation (validation_pluginargs.go, ValidateNodeResourcesFitArgs: type NotSupported "").
+      if (!s["type"]) a.fail(s, "scoringStrategy.type is required (LeastAllocated, MostAllocated or RequestedToCapacityRatio)");
+      type = a.string(s["type"], "scoringStrategy.type");
+      if (type != "LeastAllocated" && type != "MostAllocated" && type != "RequestedToCapacityRatio") {
+        a.fail(s["type"], "scoringStrategy.type must be LeastAllocated, MostAllocated or RequestedToCapacityRatio");
       }
       if (s["resources"]) w = plugin_decode::resources(a, s["resources"], "scoringStrategy.resources");
       if (const YAML::Node r = s["requestedToCapacityRatio"]) {

@@ -3,8 +3,12 @@
 // The seed's scheduler-config.yaml loads as written. Semantics (docs/adr/0002-scheduler-config.md):
 // - preFilter and filter plugins become preflight checks, in the order listed (preFilter first);
 //   score plugins become weighted scorers (weight 1..100, default 1).
-// - NodeResourcesFit's CPU/memory filter is enabled by default, as in Kubernetes; list it under
-//   `disabled` to turn it off. No other plugin is enabled implicitly.
+// - apiVersion kubescheduler.config.k8s.io/v1: Kubernetes' default plugins are merged in
+//   (kube_defaults.hpp, mergePluginSet) and multiPoint is expanded as kube-scheduler expands it
+//   (expandMultiPointPlugins); `disabled: [{name: '*'}]` at a point keeps only that point's own list.
+//   Defaults gpusched does not have are listed in scheduler_profile::defaults_not_run.
+// - v1beta2 / v1beta3: gpusched's own reading (ADR 0002): no default plugins except NodeResourcesFit's
+//   CPU/memory filter, first unless listed or disabled; multiPoint (v1beta3) is expanded without defaults.
 // - pluginConfig args apply to the plugin wherever it is enabled; unknown fields are errors.
 // - Strict YAML (yaml_strict.hpp, docs/adr/0006-strict-yaml.md): unknown and duplicate keys, a
 //   second document, quoted or ambiguous numbers are errors; a plugin listed twice at one extension
@@ -27,6 +31,7 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/profile/dynamic_profile.hpp"
+#include "gpusched/profile/kube_defaults.hpp"
 #include "gpusched/profile/plugin_args.hpp"
 #include "gpusched/profile/registry.hpp"
 #include "gpusched/profile/yaml_strict.hpp"
@@ -39,6 +44,9 @@ struct scheduler_profile {
   std::string scheduler_name;
   dynamic_profile<C> profile;
   schedule_options options;
+  // Kubernetes' default plugins this (v1) profile would run and gpusched has no counterpart for
+  // (PrioritySort, NodePorts, PodTopologySpread, ...), in Kubernetes' order: reported here, not run.
+  std::vector<std::string> defaults_not_run;
 };
 
 template <Cluster C>
@@ -132,8 +140,13 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
         doc.allow_keys(e, ep, {"name", "args"});
         if (!e["name"]) fail(e, ep + ".name", "missing");
         const auto n = doc.string(e["name"], ep + ".name");
-        if (!reg.find_check(n) && !reg.find_score(n))
-          fail(e["name"], ep + ".name", "unknown plugin '" + n + "' in pluginConfig");
+        if (!reg.find_check(n) && !reg.find_score(n)) {
+          fail(e["name"], ep + ".name",
+               is_kube_default_plugin(n)
+                   ? "plugin '" + n + "' is one of Kubernetes' defaults that gpusched does not have: its args cannot "
+                                      "be used (remove this entry)"
+                   : "unknown plugin '" + n + "' in pluginConfig");
+        }
         for (const auto& a : args) {
           if (a.name == n)
             fail(e, ep,
@@ -152,38 +165,64 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
       return plugin_args(doc, YAML::Node(), n);
     };
 
-    bool fit_disabled = false;
-    std::vector<std::pair<std::string, YAML::Node>> filters;  // name, where
-    struct score_item {
+    // plugins: each extension point's enabled / disabled lists as written, then Kubernetes' merge
+    // with its default plugins (v1 only) and its multiPoint expansion (docs/plugins.md, "Default
+    // plugins and multiPoint").
+    struct plugin_entry {
       std::string name;
-      std::int64_t weight;
+      std::int64_t weight = 0;  // 0: none given
       YAML::Node at;
     };
-    std::vector<score_item> score_items;
+    struct plugin_set {
+      std::vector<plugin_entry> enabled;
+      std::vector<std::string> disabled;
+      [[nodiscard]] bool disables(std::string_view n) const {
+        for (const auto& d : disabled) {
+          if (d == n) return true;
+        }
+        return false;
+      }
+      [[nodiscard]] const plugin_entry* find(std::string_view n) const {
+        for (const auto& e : enabled) {
+          if (e.name == n) return &e;
+        }
+        return nullptr;
+      }
+    };
+    plugin_set multi, pre, filt, scr;
+    const bool v1 = api_s == "kubescheduler.config.k8s.io/v1";
     if (const YAML::Node plugins = prof["plugins"]) {
       if (!plugins.IsMap()) fail(plugins, pp + ".plugins", "must be a mapping of extension points");
       for (const auto& kv : plugins) {
         const auto& point = kv.first.Scalar();
         const std::string xp = pp + ".plugins." + point;
+        const bool is_multi = point == "multiPoint";
         const bool is_filter = point == "preFilter" || point == "filter";
-        if (!is_filter && point != "score") {
-          static constexpr std::string_view others[] = {"queueSort",  "postFilter", "preScore", "reserve",
-                                                        "permit",     "preBind",    "bind",     "postBind",
-                                                        "multiPoint", "preEnqueue"};
+        if (!is_filter && !is_multi && point != "score") {
+          static constexpr std::string_view others[] = {"queueSort", "postFilter", "preScore", "reserve", "permit",
+                                                        "preBind",   "bind",       "postBind", "preEnqueue"};
           bool known = false;
           for (auto o : others) known = known || o == point;
           fail(kv.first, xp,
                known ? "extension point '" + point +
-                           "' is not configurable in gpusched profiles (preFilter, filter, score are)"
-                     : "unknown extension point '" + point + "' (preFilter, filter, score)");
+                           "' is not configurable in gpusched profiles (multiPoint, preFilter, filter, score are)"
+                     : "unknown extension point '" + point + "' (multiPoint, preFilter, filter, score)");
         }
+        // multiPoint came with v1beta3 (Kubernetes 1.23); v1beta2 has no such field.
+        if (is_multi && api_s == "kubescheduler.config.k8s.io/v1beta2")
+          fail(kv.first, xp, "multiPoint needs apiVersion kubescheduler.config.k8s.io/v1beta3 or v1");
         if (!kv.second.IsMap()) fail(kv.second, xp, "must have enabled/disabled lists");
         doc.allow_keys(kv.second, xp, {"enabled", "disabled"});
+        plugin_set& set = is_multi ? multi : point == "preFilter" ? pre : point == "filter" ? filt : scr;
         auto has_point = [&](const std::string& n) {
+          if (is_multi) return reg.find_check(n) != nullptr || reg.find_score(n) != nullptr;
           return is_filter ? reg.find_check(n) != nullptr : reg.find_score(n) != nullptr;
         };
         auto point_error = [&](const std::string& n) {
-          return (is_filter ? reg.find_score(n) != nullptr : reg.find_check(n) != nullptr)
+          if (is_kube_default_plugin(n))
+            return "plugin '" + n + "' is one of Kubernetes' defaults that gpusched does not have (it may be disabled, "
+                   "not enabled)";
+          return (!is_multi && (is_filter ? reg.find_score(n) != nullptr : reg.find_check(n) != nullptr))
                      ? "plugin '" + n + "' has no " + point + " extension"
                      : "unknown plugin '" + n + "'";
         };
@@ -195,8 +234,8 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
             doc.allow_keys(d, dp, {"name"});
             if (!d["name"]) fail(d, dp + ".name", "missing");
             const auto n = doc.string(d["name"], dp + ".name");
-            if (n != "*" && !has_point(n)) fail(d["name"], dp + ".name", point_error(n));
-            if (is_filter && (n == "NodeResourcesFit" || n == "*")) fit_disabled = true;
+            if (n != "*" && !has_point(n) && !is_kube_default_plugin(n)) fail(d["name"], dp + ".name", point_error(n));
+            set.disabled.push_back(n);
           }
         }
         if (const YAML::Node en = kv.second["enabled"]) {
@@ -209,53 +248,79 @@ scheduler_config<C> build_scheduler_config(const yaml_strict::document& doc, con
             const auto n = doc.string(e["name"], np + ".name");
             if (!has_point(n)) fail(e["name"], np + ".name", point_error(n));
             // Kubernetes refuses a plugin registered twice at one extension point (runtime/framework.go).
-            for (std::size_t j = 0; j < i; ++j) {
-              const YAML::Node o = en[j];
-              if (o["name"].Scalar() == n) {
-                fail(e["name"], np + ".name",
-                     "plugin '" + n + "' is listed twice in " + point + ".enabled (first at line " +
-                         std::to_string(doc.line(o)) + ")");
-              }
+            if (const plugin_entry* o = set.find(n)) {
+              fail(e["name"], np + ".name",
+                   "plugin '" + n + "' is listed twice in " + point + ".enabled (first at line " +
+                       std::to_string(doc.line(o->at)) + ")");
             }
-            if (is_filter) {
-              if (e["weight"]) fail(e["weight"], np + ".weight", "weight is only meaningful for score plugins");
-              filters.emplace_back(n, e);
-            } else {
-              std::int64_t w = 1;
-              if (e["weight"]) {
-                w = doc.integer(e["weight"], np + ".weight", std::numeric_limits<std::int64_t>::min(),
-                                std::numeric_limits<std::int64_t>::max());
-                if (w < min_weight || w > max_weight) {
-                  fail(e["weight"], np + ".weight",
-                       "weight of '" + n + "' must be within 1..100, got " + std::to_string(w));
-                }
+            plugin_entry item{n, 0, e};
+            if (e["weight"]) {
+              if (is_filter || (is_multi && reg.find_score(n) == nullptr))
+                fail(e["weight"], np + ".weight", "weight is only meaningful for score plugins");
+              const std::int64_t w = doc.integer(e["weight"], np + ".weight", std::numeric_limits<std::int64_t>::min(),
+                                                 std::numeric_limits<std::int64_t>::max());
+              if (w < min_weight || w > max_weight) {
+                fail(e["weight"], np + ".weight", "weight of '" + n + "' must be within 1..100, got " + std::to_string(w));
               }
-              score_items.push_back({n, w, e});
+              item.weight = w;
             }
+            set.enabled.push_back(std::move(item));
           }
         }
       }
     }
-    // NodeResourcesFit's filter runs first unless disabled or listed explicitly.
-    bool fit_listed = false;
-    for (const auto& f : filters) fit_listed = fit_listed || f.first == "NodeResourcesFit";
-    // The profile starts with the default fit (dynamic_profile); with pluginConfig args it is rebuilt from them.
-    sp.profile.without_default_fit();
-    if (!fit_disabled && !fit_listed)
-      (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit", false));
-    for (const auto& f : filters) {
-      bool seen = false;  // a plugin enabled at both preFilter and filter is one check
-      for (std::size_t i = 0; i < sp.profile.check_count(); ++i) seen = seen || sp.profile.check_name(i) == f.first;
-      if (seen) continue;
-      try {
-        (*reg.find_check(f.first))(sp.profile, args_of(f.first, false));
-      } catch (const invalid_argument_error& e) {
-        doc.fail(f.second, e.what());
+
+    // multiPoint merged with v1's defaults (kube::merge_plugin_set); the defaults gpusched does not
+    // have are reported, not run.
+    std::vector<plugin_entry> defaults;
+    if (v1) {
+      for (const auto& d : kube_v1_default_plugins) defaults.push_back({std::string(d.name), d.weight, prof});
+    }
+    std::vector<plugin_entry> mp;
+    for (auto& e : kube::merge_plugin_set(defaults, multi.enabled, multi.disabled)) {
+      if (!reg.find_check(e.name) && !reg.find_score(e.name)) {
+        sp.defaults_not_run.push_back(e.name);  // only a default can be unknown here: enabled names are checked above
+      } else {
+        mp.push_back(std::move(e));
       }
     }
-    for (const auto& s : score_items) {
+    auto expand = [&](const plugin_set& s, auto implements) {
+      return kube::expand_multi_point(mp, s.enabled, s.disabled, implements);
+    };
+    // gpusched's checks are Kubernetes' filters: multiPoint expands a check plugin into `filter`;
+    // `preFilter` holds what it lists (the seed's file puts GPUCheck there), run before `filter`'s.
+    const auto pre_list = expand(pre, [](const std::string&) { return false; });
+    const auto filter_list = expand(filt, [&](const std::string& n) { return reg.find_check(n) != nullptr; });
+    const auto score_list = expand(scr, [&](const std::string& n) { return reg.find_score(n) != nullptr; });
+
+    // The profile starts with the default fit (dynamic_profile); with pluginConfig args it is rebuilt from them.
+    sp.profile.without_default_fit();
+    // Before v1, gpusched's own reading (ADR 0002): no default plugins, but NodeResourcesFit's filter
+    // runs first unless disabled or listed. A v1 profile gets it from Kubernetes' defaults instead.
+    bool fit_listed = false;
+    for (const auto* l : {&pre_list, &filter_list}) {
+      for (const auto& f : *l) fit_listed = fit_listed || f.name == "NodeResourcesFit";
+    }
+    const bool fit_disabled = filt.disables("NodeResourcesFit") || filt.disables("*") ||
+                              multi.disables("NodeResourcesFit") || multi.disables("*");
+    if (!v1 && !fit_disabled && !fit_listed)
+      (*reg.find_check("NodeResourcesFit"))(sp.profile, args_of("NodeResourcesFit", false));
+    for (const auto* l : {&pre_list, &filter_list}) {
+      for (const auto& f : *l) {
+        bool seen = false;  // a plugin enabled at both preFilter and filter is one check
+        for (std::size_t i = 0; i < sp.profile.check_count(); ++i) seen = seen || sp.profile.check_name(i) == f.name;
+        if (seen) continue;
+        try {
+          (*reg.find_check(f.name))(sp.profile, args_of(f.name, false));
+        } catch (const invalid_argument_error& e) {
+          doc.fail(f.at, e.what());
+        }
+      }
+    }
+    for (const auto& s : score_list) {
       try {
-        (*reg.find_score(s.name))(sp.profile, s.weight, args_of(s.name, true));
+        // getScoreWeights (framework.go): the score point's weight, else multiPoint's, a missing one 1.
+        (*reg.find_score(s.name))(sp.profile, s.weight == 0 ? 1 : s.weight, args_of(s.name, true));
       } catch (const invalid_argument_error& e) {
         doc.fail(s.at, e.what());
       }

@@ -171,7 +171,7 @@ void register_profile(py::module_& m) {
           "without_default_fit", [](profile_t& p) -> profile_t& { return p.without_default_fit(); },
           py::return_value_policy::reference_internal,
           "Removes the default NodeResourcesFit filter (CPU and memory), as `disabled: - name: NodeResourcesFit` in "
-          "a config does. A new Profile checks CPU and memory first (docs/plugins.md, \"Defaults\"). Returns self.")
+          "a config does. A new Profile checks CPU and memory first (docs/plugins.md, \"The CPU/memory fit in code\"). Returns self.")
       .def_static(
           "from_file",
           [](const std::string& path, const std::optional<std::vector<pod>>& typical_pods, std::uint64_t seed) {
@@ -238,7 +238,14 @@ void register_profile(py::module_& m) {
           [](const py_config& c, const std::string& name) {
             return c.cfg.profile(name).options.percentage_of_nodes_to_score;
           },
-          py::arg("scheduler_name"));
+          py::arg("scheduler_name"))
+      .def(
+          "defaults_not_run",
+          [](const py_config& c, const std::string& name) { return c.cfg.profile(name).defaults_not_run; },
+          py::arg("scheduler_name"),
+          "Kubernetes' default plugins this (apiVersion v1) profile would run that gpusched has no counterpart "
+          "for (PrioritySort, NodePorts, PodTopologySpread, ...), in Kubernetes' order: reported, not run "
+          "(docs/plugins.md, \"Default plugins and multiPoint\"). Empty before v1 and with multiPoint disabled '*'.");
 
   m.def("_parse_config", &parse_config, py::arg("text"), py::arg("source"), py::arg("python_scores"),
         "Parses a KubeSchedulerConfiguration (use gpusched.load_config). Errors raise ConfigFileError with "

@@ -305,6 +305,10 @@ class Config:
     """
     A parsed KubeSchedulerConfiguration: one profile per schedulerName.
     """
+    def defaults_not_run(self, scheduler_name: str) -> list[str]:
+        """
+        Kubernetes' default plugins this (apiVersion v1) profile would run that gpusched has no counterpart for (PrioritySort, NodePorts, PodTopologySpread, ...), in Kubernetes' order: reported, not run (docs/plugins.md, "Default plugins and multiPoint"). Empty before v1 and with multiPoint disabled '*'.
+        """
     def percentage_of_nodes_to_score(self, scheduler_name: str) -> int:
         ...
     def profile(self, scheduler_name: str) -> Profile:
