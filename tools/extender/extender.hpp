@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <deque>
@@ -189,6 +190,10 @@ class extender {
   [[nodiscard]] std::size_t bound_pods() const {
     std::shared_lock lock(mu_);
     return st_.pods.size();
+  }
+  [[nodiscard]] cluster_t cluster_copy() const {
+    std::shared_lock lock(mu_);
+    return st_.cluster;
   }
   [[nodiscard]] std::size_t node_count() const {
     std::shared_lock lock(mu_);
@@ -458,7 +463,6 @@ class extender {
     const kube::json_at root(req, "");
     const auto pod_at = root.at("Pod");
     const kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
-    remember_pending(kp);
 
     // Candidate nodes: full Node objects (nodeCacheCapable: false) or names (true).
     auto& cands = sc.cands;
@@ -491,6 +495,7 @@ class extender {
     } else {
       throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
     }
+    remember_pending(kp);  // only a request read in full is remembered for its bind
 
     auto& unresolvable = sc.unresolvable;
     auto& feasible = sc.feasible;
@@ -651,6 +656,8 @@ class extender {
     kp->uid = uid;
 
     bound b{kp->spec, node, 0, true, {}, false};
+    std::vector<std::string> uuids;  // the node's GPU UUIDs (HAMi's register annotation), when known
+    std::int64_t device_mem_mib = 0;
     {
       std::unique_lock lock(mu_);
       if (st_.pods.contains(uid)) return fail("pod " + ns + "/" + name + " is already bound");
@@ -664,6 +671,8 @@ class extender {
       if (r != reason::ok) return fail("pod " + ns + "/" + name + " no longer fits node '" + node + "': " + std::string(to_string(r)));
       if (kp->spec.wants_gpu() && gpus == 0) return fail("no GPUs of node '" + node + "' fit pod " + ns + "/" + name);
       b.gpus = gpus;
+      uuids = st_.nodes[*n].gpu_uuids;
+      if (gpus != 0) device_mem_mib = st_.cluster.gpus(*n)[static_cast<std::size_t>(std::countr_zero(gpus))].mem_total_mib;
       b.where = make_binding(kp->spec, *n, gpus);
       st_.cluster.reserve(kp->spec, b.where);
       b.reserved = true;
@@ -671,7 +680,10 @@ class extender {
     }
     if (binder_) {
       std::map<std::string, std::string> annotations;
-      if (kp->spec.wants_gpu()) annotations.emplace(kube::names::annotation_gpu_indices, kube::format_gpu_indices(b.gpus));
+      if (kp->spec.wants_gpu()) {
+        annotations.emplace(kube::names::annotation_gpu_indices, kube::format_gpu_indices(b.gpus));
+        add_hami_annotations(annotations, kp->spec, node, b.gpus, uuids, device_mem_mib);
+      }
       const std::string err = binder_(*kp, node, annotations);
       if (!err.empty()) {
         std::unique_lock lock(mu_);
@@ -687,6 +699,27 @@ class extender {
       pending_.erase(uid);
     }
     return ok(json{{"Error", ""}});
+  }
+
+  // HAMi's bind protocol, so that HAMi's NVIDIA device plugin hands the chosen GPUs to the pod
+  // (Project-HAMi/HAMi pkg/util/types.go; the plugin's GetPendingPod looks for bind-phase
+  // "allocating", bind-time and vgpu-node naming its node, then reads vgpu-devices-to-allocate).
+  // Written only when the node registered every chosen GPU's UUID (hami.io/node-nvidia-register);
+  // without HAMi the pod gets gpusched's own annotation alone. Memory per GPU: the pod's
+  // nvidia.com/gpumem, else the whole device; cores: the pod's share in percent (100: whole GPU).
+  static void add_hami_annotations(std::map<std::string, std::string>& out, const pod& p, const std::string& node, gpu_set gpus,
+                                   const std::vector<std::string>& uuids, std::int64_t device_mem_mib) {
+    bool known = gpus != 0;
+    for_each_gpu(gpus, [&](int g) { known = known && static_cast<std::size_t>(g) < uuids.size(); });
+    if (!known) return;
+    const std::int64_t mem = p.gpu_mem_mib > 0 ? p.gpu_mem_mib : device_mem_mib;
+    const std::string devices = kube::hami_pod_devices(uuids, gpus, mem, p.gpu_milli / 10);
+    out.emplace(kube::names::hami_devices_allocated, devices);
+    out.emplace(kube::names::hami_devices_to_allocate, devices);
+    out.emplace(kube::names::hami_assigned_node, node);
+    out.emplace(kube::names::hami_bind_phase, kube::names::hami_bind_allocating);
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    out.emplace(kube::names::hami_bind_time, std::to_string(now.count()));
   }
 
   // ExtenderPreemptionArgs -> ExtenderPreemptionResult. For each node kube-scheduler proposes,

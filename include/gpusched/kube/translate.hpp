@@ -49,6 +49,17 @@ inline constexpr std::string_view label_priority = "ai.tencent.com/priority";
 inline constexpr std::string_view label_qos = "ai.tencent.com/qos-class";
 // Written by gpusched-extender's bind: the GPU indices of the pod on its node ("0,3").
 inline constexpr std::string_view annotation_gpu_indices = "gpusched.ai.tencent.com/gpu-indices";
+// HAMi's NVIDIA device protocol (Project-HAMi/HAMi pkg/util/types.go, pkg/device/devices.go,
+// pkg/device/nvidia/device.go): the node's devices as its device plugin registers them, and the
+// annotations a scheduler sets at bind for the device plugin's Allocate to find the pod and its GPUs.
+inline constexpr std::string_view hami_node_register = "hami.io/node-nvidia-register";
+inline constexpr std::string_view hami_devices_allocated = "hami.io/vgpu-devices-allocated";
+inline constexpr std::string_view hami_devices_to_allocate = "hami.io/vgpu-devices-to-allocate";
+inline constexpr std::string_view hami_assigned_node = "hami.io/vgpu-node";
+inline constexpr std::string_view hami_bind_time = "hami.io/bind-time";
+inline constexpr std::string_view hami_bind_phase = "hami.io/bind-phase";
+inline constexpr std::string_view hami_bind_allocating = "allocating";
+inline constexpr std::string_view hami_nvidia_type = "NVIDIA";  // NvidiaGPUDevice
 }  // namespace names
 
 // A JSON value with the path that reached it; every accessor throws naming the path.
@@ -474,6 +485,7 @@ inline kube_pod translate_pod(const json& obj, const json* owner = nullptr, cons
 struct kube_node {
   node_spec spec;
   std::map<std::string, std::string, std::less<>> labels;
+  std::vector<std::string> gpu_uuids;  // by GPU index, from HAMi's register annotation; empty: unknown
   std::vector<taint> taints;
   bool unschedulable = false;
   std::int64_t allocatable_pods = 0;  // status.allocatable.pods; not enforced by the library yet
@@ -490,6 +502,93 @@ inline short_name gpu_model_name(std::string_view product, const std::string& pa
   return short_name(product, path.c_str());
 }
 
+namespace detail {
+// A decimal integer field of HAMi's register annotation.
+inline std::int64_t hami_int(std::string_view text, std::int64_t hi, const json_at& at, const std::string& what) {
+  std::int64_t v = 0;
+  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string_view::npos) {
+    at.fail(what + " '" + std::string(text) + "' is not a number");
+  }
+  for (const char ch : text) v = v * 10 + (ch - '0');
+  if (v > hi) at.fail(what + " " + std::to_string(v) + " is outside 0.." + std::to_string(hi));
+  return v;
+}
+}  // namespace detail
+
+// The GPU UUIDs by device index from HAMi's hami.io/node-nvidia-register annotation. Two forms exist
+// upstream (Project-HAMi/HAMi pkg/device/devices.go): JSON, a list of DeviceInfo objects
+// (MarshalNodeDevices: "id", "index", omitted when 0, ...), and the older text form
+// (EncodeNodeDevices): "id,count,devmem,devcore,type,numa,health[,index,mode]:" per device, where
+// the 7-field form has no index and lists the devices in index order (DecodeNodeDevices).
+inline std::vector<std::string> parse_hami_register(const json_at& at) {
+  const std::string text = at.str();
+  std::vector<std::string> uuids;
+  const auto put = [&](std::int64_t index, std::string id) {
+    if (id.empty()) at.fail("a device without an id");
+    if (id.find_first_of(",:;") != std::string::npos) at.fail("device id '" + id + "' contains a separator (',', ':' or ';')");
+    const auto i = static_cast<std::size_t>(index);
+    if (uuids.size() <= i) uuids.resize(i + 1);
+    if (!uuids[i].empty()) at.fail("GPU index " + std::to_string(index) + " is listed twice");
+    uuids[i] = std::move(id);
+  };
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') {
+    json list;
+    try {
+      list = json::parse(text);
+    } catch (const json::parse_error& e) {
+      at.fail(std::string("not JSON: ") + e.what());
+    }
+    const json_at root(list, at.path());
+    for (const auto& d : root.items()) {
+      const std::int64_t index = d.get("index") ? d.at("index").integer(0, max_gpus_per_node - 1) : 0;
+      put(index, d.at("id").str());
+    }
+  } else {
+    std::size_t start = 0, position = 0;
+    while (start < text.size()) {
+      const auto end = std::min(text.find(':', start), text.size());
+      const std::string_view dev = std::string_view(text).substr(start, end - start);
+      start = end + 1;
+      if (dev.empty()) continue;
+      std::vector<std::string_view> items;
+      for (std::size_t b = 0;;) {
+        const auto c = dev.find(',', b);
+        items.push_back(dev.substr(b, c == std::string_view::npos ? std::string_view::npos : c - b));
+        if (c == std::string_view::npos) break;
+        b = c + 1;
+      }
+      if (items.size() != 7 && items.size() != 9) {
+        at.fail("device '" + std::string(dev) + "' has " + std::to_string(items.size()) + " fields, expected 7 or 9");
+      }
+      const std::int64_t index = items.size() == 9 ? detail::hami_int(items[7], max_gpus_per_node - 1, at, "index")
+                                                    : static_cast<std::int64_t>(position);
+      if (index >= max_gpus_per_node) at.fail("more than " + std::to_string(max_gpus_per_node) + " devices");
+      put(index, std::string(items[0]));
+      ++position;
+    }
+  }
+  for (std::size_t i = 0; i < uuids.size(); ++i) {
+    if (uuids[i].empty()) at.fail("GPU index " + std::to_string(i) + " is missing");
+  }
+  return uuids;
+}
+
+// HAMi's pod annotation value for one container's devices (EncodePodSingleDevice of
+// EncodeContainerDevices): "UUID,NVIDIA,usedmem,usedcores:" per device, then ";" closing the
+// container; e.g. "GPU-0fc3eda5-e98b-a25b-5b0d-cf5c855d1448,NVIDIA,3000,0:;" in HAMi's docs.
+inline std::string hami_pod_devices(const std::vector<std::string>& uuids, gpu_set gpus, std::int64_t mem_mib,
+                                    std::int64_t cores_percent) {
+  std::string out;
+  for_each_gpu(gpus, [&](int g) {
+    out += uuids.at(static_cast<std::size_t>(g));
+    out += ',';
+    out += names::hami_nvidia_type;
+    out += ',' + std::to_string(mem_mib) + ',' + std::to_string(cores_percent) + ':';
+  });
+  return out + ';';
+}
+
 // Translates a v1.Node: status.allocatable (CPU rounded down to milli, memory down to MiB,
 // nvidia.com/gpu devices), GPU feature discovery labels for the devices' model and memory, taints
 // and spec.unschedulable. A node without nvidia.com/gpu allocatable falls back to the
@@ -500,6 +599,13 @@ inline kube_node translate_node(const json& obj, const std::string& root_path = 
   const auto meta = root.at("metadata");
   k.spec.name = meta.at("name").str();
   if (const auto l = meta.get("labels")) k.labels = l->string_map();
+  if (const auto a = meta.get("annotations")) {
+    const auto ann = a->string_map();  // checks that every annotation is a string
+    if (ann.contains(names::hami_node_register)) {
+      const json v = ann.find(names::hami_node_register)->second;
+      k.gpu_uuids = parse_hami_register(json_at(v, a->path() + "." + std::string(names::hami_node_register)));
+    }
+  }
   const std::string lpath = meta.path() + ".labels.";
   if (const auto spec = root.get("spec")) {
     if (const auto u = spec->get("unschedulable")) k.unschedulable = u->boolean();
