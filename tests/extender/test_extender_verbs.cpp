@@ -166,3 +166,66 @@ TEST_CASE("extender/bind: HAMi's annotations name the chosen GPU's UUID, the nod
   CHECK(seen.count("gpusched.ai.tencent.com/gpu-indices") == 1);
   CHECK(gpusched::kube::hami_pod_devices({"G"}, 1, 32768, gpusched::gpu_milli_whole / 10) == "G,NVIDIA,32768,100:;");
 }
+
+TEST_CASE("extender/errors: an error quoting invalid UTF-8 of the request is still a JSON answer (fuzz finding)") {
+  // tests/fuzz/fuzz_extender.cpp found this: json::parse_error's text quotes the bytes last read, and
+  // writing that text into the answer threw inside the error path (std::terminate).
+  extender ext(config, "test.yaml");
+  const std::string pod = pod_json("p", {{"cpu", "1"}, {"memory", "1Gi"}}).dump();
+  const auto a = ext.preempt(R"({"Pod":)" + pod + R"(,"NodeNameToMetaVictims":{"b":{"Pods":[],"NumPDBVi)" + std::string(20, '\xff'));
+  CHECK(a.status == 400);
+  const std::string e = error_text(a.body);  // parses: the answer is valid JSON
+  CHECK(e.starts_with("request body: [json.exception.parse_error.101] parse error at line 1, column "));
+  CHECK(e.find("\xEF\xBF\xBD") != std::string::npos);  // U+FFFD in place of the 0xFF byte
+}
+
+TEST_CASE("extender/ModelJob: an owned pod takes the ModelJob's fields, its labels fill the gaps and the fallback") {
+  extender ext(config, "test.yaml");
+  ext.replace_nodes({translate_node(node_json("a"))});
+  // A running pod labelled resnet50 / priority 2, owned by ModelJob default/serving.
+  json running = pod_json("run", {{"cpu", "1"}, {"memory", "1Gi"}},
+                          {{"ai.tencent.com/model-type", "resnet50"}, {"ai.tencent.com/priority", "2"}});
+  running["metadata"]["ownerReferences"] = R"([{"apiVersion":"ai.tencent.com/v1","kind":"ModelJob","name":"serving","uid":"m"}])"_json;
+  running["spec"]["nodeName"] = "a";
+  running["status"] = {{"phase", "Running"}};
+  ext.replace_pods({translate_pod(running)});
+  auto p = ext.bound_pod("uid-run");
+  REQUIRE(p);
+  CHECK(p->model_type.view() == "resnet50");  // no ModelJob known yet: the labels
+  CHECK(p->priority == 2);
+  CHECK(p->qos == gpusched::qos_class::guaranteed);  // cpu and memory limits, requests defaulted to them
+
+  // The ModelJob arrives: priority 8 and BestEffort from it, the model type still from the label.
+  ext.modeljob_event("default/serving", parse_modeljob(R"({"spec":{"priority":8,"qosClass":"BestEffort"}})"_json), false);
+  p = ext.bound_pod("uid-run");
+  CHECK(p->model_type.view() == "resnet50");
+  CHECK(p->priority == 8);
+  CHECK(p->qos == gpusched::qos_class::best_effort);
+  // A ModelJob of the same name in another namespace is not the owner.
+  ext.modeljob_event("other/serving", parse_modeljob(R"({"spec":{"priority":1,"modelType":"bert"}})"_json), false);
+  CHECK(ext.bound_pod("uid-run")->priority == 8);
+  // Deleted: back to the labels.
+  ext.modeljob_event("default/serving", {}, true);
+  p = ext.bound_pod("uid-run");
+  CHECK(p->priority == 2);
+  CHECK(p->qos == gpusched::qos_class::guaranteed);
+
+  // A pod of a filter request is resolved too, and keeps it through its bind.
+  ext.replace_modeljobs({{"default/train", parse_modeljob(R"({"spec":{"modelType":"bert","priority":5}})"_json)}});
+  json fresh = pod_json("t", {{"cpu", "1"}, {"memory", "1Gi"}}, {{"ai.tencent.com/priority", "1"}});
+  fresh["metadata"]["ownerReferences"] = R"([{"apiVersion":"ai.tencent.com/v1","kind":"ModelJob","name":"train","uid":"m2"}])"_json;
+  REQUIRE(ext.filter(json{{"Pod", fresh}, {"NodeNames", {"a"}}}.dump()).status == 200);
+  REQUIRE(!ext.bind(R"({"PodName":"t","PodNamespace":"default","PodUID":"uid-t","Node":"a"})").refused);
+  p = ext.bound_pod("uid-t");
+  REQUIRE(p);
+  CHECK(p->model_type.view() == "bert");
+  CHECK(p->priority == 5);
+
+  // ModelJob fields are checked when the ModelJob is read, naming the field.
+  try {
+    (void)parse_modeljob(R"({"spec":{"priority":11}})"_json, "object");
+    FAIL("accepted");
+  } catch (const invalid_argument_error& e) {
+    CHECK(std::string(e.what()) == "object.spec.priority: 11 is outside 0..10");
+  }
+}

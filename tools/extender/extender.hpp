@@ -127,7 +127,7 @@ class extender {
       if (b.own_bind) kept.emplace(uid, b);
     }
     for (const auto& p : pods) {
-      if (!p.node_name.empty() && !p.terminal()) kept.insert_or_assign(p.uid, bound{p.spec, p.node_name, p.gpu_indices.value_or(0), false, {}, false});
+      if (!p.node_name.empty() && !p.terminal()) kept.insert_or_assign(p.uid, resolved(bound_of(p, false)));
     }
     auto nodes = st_.nodes;
     rebuild(std::move(nodes), std::move(kept));
@@ -181,9 +181,36 @@ class extender {
       return;
     }
     if (!holds) return;
-    bound b{p.spec, p.node_name, p.gpu_indices.value_or(0), false, {}, false};
+    bound b = resolved(bound_of(p, false));
     place(b);
     st_.pods.emplace(p.uid, std::move(b));
+  }
+
+  // --- ModelJobs (group ai.tencent.com), by "namespace/name", fed by their list+watch ---
+  // A pod owned by a known ModelJob takes its modelType, priority and qosClass; its labels remain the
+  // fallback for fields the ModelJob leaves out and for ModelJobs not (yet) known. A change re-derives
+  // the bound pods it owns and rebuilds the state (ModelJob changes are rare; a rebuild is one pass).
+  void replace_modeljobs(std::unordered_map<std::string, kube::modeljob_fields> jobs) {
+    std::unique_lock lock(mu_);
+    modeljobs_ = std::move(jobs);
+    rederive_locked();
+  }
+  void modeljob_event(const std::string& key, const kube::modeljob_fields& f, bool deleted) {
+    std::unique_lock lock(mu_);
+    if (deleted) {
+      if (modeljobs_.erase(key) == 0) return;
+    } else {
+      modeljobs_.insert_or_assign(key, f);
+    }
+    rederive_locked();
+  }
+
+  // For tests: the gpusched pod bound under `uid`, as the state holds it.
+  [[nodiscard]] std::optional<pod> bound_pod(const std::string& uid) const {
+    std::shared_lock lock(mu_);
+    const auto it = st_.pods.find(uid);
+    if (it == st_.pods.end()) return std::nullopt;
+    return it->second.spec;
   }
 
   // For tests and benchmarks: a copy of the state's cluster and bound pods by UID.
@@ -208,7 +235,16 @@ class extender {
     bool own_bind = false;
     binding where{};
     bool reserved = false;
+    std::string modeljob;        // "namespace/name" of the owning ModelJob; empty: none
+    kube::modeljob_fields own;   // the pod's own modelType, priority, qosClass (labels, spec)
   };
+  static bound bound_of(const kube::kube_pod& p, bool own_bind) {
+    bound b{p.spec, p.node_name, p.gpu_indices.value_or(0), own_bind, {}, false, modeljob_key(p), p.own};
+    return b;
+  }
+  static std::string modeljob_key(const kube::kube_pod& p) {
+    return p.owner_modeljob.empty() ? std::string() : p.namespace_ + "/" + p.owner_modeljob;
+  }
   // Node name -> node_index as one flat open-addressing table (linear probing, load <= 1/2), built
   // with the state: a decision looks up every candidate name, and the cluster's unordered_map chases
   // one heap node per lookup (a quarter of BM_ExtenderFilter/5000's time before this table).
@@ -244,6 +280,43 @@ class extender {
 
   static bool same_spec(const node_spec& a, const node_spec& b) {
     return a.name == b.name && a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib && a.gpus == b.gpus && a.rack == b.rack;
+  }
+
+  // b with its ModelJob's fields applied (caller holds a lock).
+  bound resolved(bound b) const {
+    kube::kube_pod k;
+    k.spec = std::move(b.spec);
+    k.own = b.own;
+    const auto it = b.modeljob.empty() ? modeljobs_.end() : modeljobs_.find(b.modeljob);
+    kube::apply_modeljob(k, it == modeljobs_.end() ? nullptr : &it->second);
+    b.spec = std::move(k.spec);
+    return b;
+  }
+  // A pod of a request with its ModelJob's fields applied.
+  void resolve(kube::kube_pod& p) const {
+    const std::string key = modeljob_key(p);
+    if (key.empty()) return;
+    std::shared_lock lock(mu_);
+    const auto it = modeljobs_.find(key);
+    kube::apply_modeljob(p, it == modeljobs_.end() ? nullptr : &it->second);
+  }
+  // Re-derives every owned bound pod after a ModelJob change; the state is rebuilt only when one
+  // changed (the model type is counted per node by reserve, so a change is a release and a reserve).
+  void rederive_locked() {
+    bool changed = false;
+    auto pods = st_.pods;
+    for (auto& [uid, b] : pods) {
+      if (b.modeljob.empty()) continue;
+      bound r = resolved(b);
+      if (!(r.spec.model_type == b.spec.model_type) || r.spec.priority != b.spec.priority || r.spec.qos != b.spec.qos) {
+        b = std::move(r);
+        changed = true;
+      }
+    }
+    if (changed) {
+      auto nodes = st_.nodes;
+      rebuild(std::move(nodes), std::move(pods));
+    }
   }
 
   // Reserves b on its node (devices from b.gpus, or chosen by the profile's selector when unknown);
@@ -308,8 +381,12 @@ class extender {
   }
 
   // --- requests ---
-  static answer bad_request(const std::string& why) { return {400, json{{"Error", why}}.dump()}; }
-  static answer ok(const json& j) { return {200, j.dump()}; }
+  // Answers are written with invalid UTF-8 replaced (U+FFFD): an error text may quote the request's
+  // own bytes (json::parse_error does), and a throwing dump() inside the error path would end the
+  // process (found by tests/fuzz/fuzz_extender.cpp).
+  static std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+  static answer bad_request(const std::string& why) { return {400, dump(json{{"Error", why}})}; }
+  static answer ok(const json& j) { return {200, dump(j)}; }
 
   template <class F>
   answer timed(verb v, F&& f) {
@@ -321,6 +398,8 @@ class extender {
       a = bad_request(e.what());
     } catch (const json::exception& e) {
       a = bad_request(std::string("request body: ") + e.what());
+    } catch (const std::exception& e) {  // a bug, not the request's fault: answered, not thrown into httplib
+      a = {500, dump(json{{"Error", std::string("gpusched-extender: ") + e.what()}})};
     }
     const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
     metrics_.decision(v, a.status == 200 && !a.refused, dt.count());
@@ -462,7 +541,8 @@ class extender {
     if (!req.is_object()) throw invalid_argument_error("request body", "expected a JSON object");
     const kube::json_at root(req, "");
     const auto pod_at = root.at("Pod");
-    const kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
+    kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
+    resolve(kp);
 
     // Candidate nodes: full Node objects (nodeCacheCapable: false) or names (true).
     auto& cands = sc.cands;
@@ -594,7 +674,7 @@ class extender {
       json passed = json::array();
       for (const std::size_t i : feasible_cand) passed.push_back(*cands[i].object);
       out += ",\"NodeNames\":null,\"Nodes\":";
-      out += json{{"metadata", json::object()}, {"items", std::move(passed)}}.dump();
+      out += dump(json{{"metadata", json::object()}, {"items", std::move(passed)}});
     } else {
       out += ",\"Nodes\":null,\"NodeNames\":[";
       first = true;
@@ -640,7 +720,7 @@ class extender {
     const std::string ns = root.at("PodNamespace").str();
     const std::string uid = root.at("PodUID").str();
     const std::string node = root.at("Node").str();
-    const auto fail = [](const std::string& why) { return answer{200, json{{"Error", why}}.dump(), true}; };
+    const auto fail = [](const std::string& why) { return answer{200, dump(json{{"Error", why}}), true}; };
 
     {
       std::shared_lock lock(mu_);
@@ -651,11 +731,14 @@ class extender {
       std::lock_guard lock(pending_mu_);
       if (const auto it = pending_.find(uid); it != pending_.end()) kp = it->second;
     }
-    if (!kp && fetcher_) kp = fetcher_(ns, name);
+    if (!kp && fetcher_) {
+      kp = fetcher_(ns, name);
+      if (kp) resolve(*kp);
+    }
     if (!kp) return fail("pod " + ns + "/" + name + " (uid " + uid + ") was not seen in a filter call and cannot be fetched");
     kp->uid = uid;
 
-    bound b{kp->spec, node, 0, true, {}, false};
+    bound b{kp->spec, node, 0, true, {}, false, modeljob_key(*kp), kp->own};
     std::vector<std::string> uuids;  // the node's GPU UUIDs (HAMi's register annotation), when known
     std::int64_t device_mem_mib = 0;
     {
@@ -731,7 +814,8 @@ class extender {
   answer do_preempt(std::string_view body) {
     const json req = parse_body(body);
     const kube::json_at root(req, "");
-    const kube::kube_pod kp = kube::translate_pod(root.at("Pod").value(), nullptr, "Pod");
+    kube::kube_pod kp = kube::translate_pod(root.at("Pod").value(), nullptr, "Pod");
+    resolve(kp);
     struct proposal {
       std::string node;
       std::vector<std::string> uids;
@@ -825,6 +909,7 @@ class extender {
 
   mutable std::shared_mutex mu_;
   state st_;
+  std::unordered_map<std::string, kube::modeljob_fields> modeljobs_;  // under mu_; outlives rebuilds
 
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<profile_t>> pool_;

@@ -287,11 +287,14 @@ struct modeljob_fields {
 };
 
 // Reads spec.modelType, spec.priority (0..10) and spec.qosClass of a ModelJob object.
-inline modeljob_fields parse_modeljob(const json& obj) {
-  const json_at root(obj, "");
+inline modeljob_fields parse_modeljob(const json& obj, const std::string& root_path = "") {
+  const json_at root(obj, root_path);
   modeljob_fields f;
   const auto spec = root.at("spec");
-  if (const auto v = spec.get("modelType")) f.model_type = v->str();
+  if (const auto v = spec.get("modelType")) {
+    f.model_type = v->str();
+    (void)short_name(*f.model_type, v->path().c_str());  // refused here, not when a pod takes it
+  }
   if (const auto v = spec.get("priority")) f.priority = v->integer(0, 10);
   if (const auto v = spec.get("qosClass")) f.qos = parse_qos(*v);
   return f;
@@ -309,6 +312,7 @@ struct kube_pod {
   resource_list requests;      // effective requests, every resource by name
   std::vector<toleration> tolerations;
   std::string owner_modeljob;  // name of the owning ModelJob, if any
+  modeljob_fields own;         // modelType, priority, qosClass from the pod's labels and itself (all set)
   std::optional<gpu_set> gpu_indices;  // from the extender's bind annotation
   pod spec;                    // gpusched's pod: name is "namespace/name"
   [[nodiscard]] bool terminal() const noexcept { return phase == "Succeeded" || phase == "Failed"; }
@@ -362,6 +366,17 @@ inline std::string format_gpu_indices(gpu_set s) {
     out += std::to_string(g);
   });
   return out;
+}
+
+// The scheduling attributes of k.spec: the owning ModelJob's fields where it has them (`job` may be
+// null: no ModelJob known), else the pod's own (k.own). Cannot fail: parse_modeljob and
+// translate_pod checked every value.
+inline void apply_modeljob(kube_pod& k, const modeljob_fields* job) {
+  const auto pick = [&](const auto& field) { return job != nullptr && (*job).*field ? *((*job).*field) : *(k.own.*field); };
+  const std::string model = pick(&modeljob_fields::model_type);
+  k.spec.model_type = model.empty() ? short_name{} : short_name(model, "modelType");
+  k.spec.priority = core_priority(pick(&modeljob_fields::priority));
+  k.spec.qos = pick(&modeljob_fields::qos);
 }
 
 // Translates a v1.Pod. `owner` is the ModelJob named in the pod's ownerReferences when the caller
@@ -469,15 +484,11 @@ inline kube_pod translate_pod(const json& obj, const json* owner = nullptr, cons
   if (const auto it = labels.find(names::label_qos); it != labels.end()) {
     qos = parse_qos(json_at(json(it->second), lpath + std::string(names::label_qos)));
   }
-  if (owner != nullptr) {
-    const auto f = parse_modeljob(*owner);
-    if (f.model_type) model_type = *f.model_type;
-    if (f.priority) priority = *f.priority;
-    if (f.qos) qos = *f.qos;
-  }
-  if (!model_type.empty()) p.model_type = short_name(model_type, (lpath + std::string(names::label_model_type)).c_str());
-  p.priority = core_priority(priority);
-  p.qos = qos;
+  if (!model_type.empty()) (void)short_name(model_type, (lpath + std::string(names::label_model_type)).c_str());
+  k.own = modeljob_fields{model_type, priority, qos};
+  std::optional<modeljob_fields> job;
+  if (owner != nullptr) job = parse_modeljob(*owner);
+  apply_modeljob(k, job ? &*job : nullptr);
   detail::validate_under(p, root_path);
   return k;
 }
