@@ -229,3 +229,32 @@ TEST_CASE("extender/ModelJob: an owned pod takes the ModelJob's fields, its labe
     CHECK(std::string(e.what()) == "object.spec.priority: 11 is outside 0..10");
   }
 }
+
+TEST_CASE("extender/ModelJob: a pod built by hand (no translated own fields) keeps its spec's values as its own") {
+  // tests/fuzz/fuzz_extender.cpp's seed pods are built without translate_pod; resolving them read
+  // empty optionals (AddressSanitizer: global-buffer-overflow). Their spec's values are now their own.
+  extender ext(config, "test.yaml");
+  ext.replace_nodes({translate_node(node_json("a"))});
+  kube_pod run;
+  run.uid = "run";
+  run.namespace_ = "ml";
+  run.node_name = "a";
+  run.phase = "Running";
+  run.owner_modeljob = "job";
+  run.spec = gpusched::make_pod("ml/run").cpu(1000).memory(1024).model("resnet50").priority(4).qos(gpusched::qos_class::burstable);
+  ext.replace_pods({run});
+  auto p = ext.bound_pod("run");
+  REQUIRE(p);
+  CHECK(p->model_type.view() == "resnet50");
+  CHECK(p->priority == 4);
+  ext.modeljob_event("ml/job", parse_modeljob(R"({"spec":{"modelType":"bert","priority":9,"qosClass":"Guaranteed"}})"_json), false);
+  p = ext.bound_pod("run");
+  CHECK(p->model_type.view() == "bert");
+  CHECK(p->priority == 9);
+  CHECK(p->qos == gpusched::qos_class::guaranteed);
+  ext.modeljob_event("ml/job", {}, true);
+  p = ext.bound_pod("run");
+  CHECK(p->model_type.view() == "resnet50");
+  CHECK(p->priority == 4);
+  CHECK(p->qos == gpusched::qos_class::burstable);
+}

@@ -290,6 +290,7 @@ class extender {
     const auto it = b.modeljob.empty() ? modeljobs_.end() : modeljobs_.find(b.modeljob);
     kube::apply_modeljob(k, it == modeljobs_.end() ? nullptr : &it->second);
     b.spec = std::move(k.spec);
+    b.own = std::move(k.own);
     return b;
   }
   // A pod of a request with its ModelJob's fields applied.

@@ -369,14 +369,18 @@ inline std::string format_gpu_indices(gpu_set s) {
 }
 
 // The scheduling attributes of k.spec: the owning ModelJob's fields where it has them (`job` may be
-// null: no ModelJob known), else the pod's own (k.own). Cannot fail: parse_modeljob and
-// translate_pod checked every value.
+// null: no ModelJob known), else the pod's own (k.own). A kube_pod built by hand, without k.own,
+// takes its spec's values as its own first. Cannot fail: parse_modeljob and translate_pod checked
+// every value.
 inline void apply_modeljob(kube_pod& k, const modeljob_fields* job) {
-  const auto pick = [&](const auto& field) { return job != nullptr && (*job).*field ? *((*job).*field) : *(k.own.*field); };
-  const std::string model = pick(&modeljob_fields::model_type);
+  if (!k.own.model_type) k.own.model_type = std::string(k.spec.model_type.view());
+  if (!k.own.priority) k.own.priority = k.spec.priority;
+  if (!k.own.qos) k.own.qos = k.spec.qos;
+  const bool by_job_model = job != nullptr && job->model_type.has_value();
+  const std::string& model = by_job_model ? *job->model_type : *k.own.model_type;
   k.spec.model_type = model.empty() ? short_name{} : short_name(model, "modelType");
-  k.spec.priority = core_priority(pick(&modeljob_fields::priority));
-  k.spec.qos = pick(&modeljob_fields::qos);
+  k.spec.priority = core_priority(job != nullptr && job->priority ? *job->priority : *k.own.priority);
+  k.spec.qos = job != nullptr && job->qos ? *job->qos : *k.own.qos;
 }
 
 // Translates a v1.Pod. `owner` is the ModelJob named in the pod's ownerReferences when the caller
