@@ -4,7 +4,7 @@
 // ExtenderArgs, ExtenderPreemptionArgs and ExtenderBindingArgs bodies).
 //
 // Contract: a translation returns, or throws invalid_argument_error whose field() is the JSON path
-// (text that is not JSON at all throws json::parse_error before translation starts); a verb answers
+// (text that is not JSON at all throws a json::exception before translation starts); a verb answers
 // 200, or 400 with an Error text; a 400 or a refused bind (Error set) leaves the extender's state as it
 // was. Anything else escaping, or a sanitizer finding, is a crash.
 #include <cstddef>
@@ -80,7 +80,7 @@ void translation(int target, const std::string& text) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // not JSON: parse_error, or out_of_range for a number overflow
     fuzz::refused(e);
     return;
   }
