@@ -3,7 +3,7 @@
 // Go field names, no JSON tags, so "Pod", "Nodes", "NodeNames", "FailedNodes", ...).
 //
 // State: gpusched's in_memory_cluster of the known nodes, with every bound pod reserved on concrete
-// GPU indices, plus the Kubernetes-side records (node objects, pods by UID). One std::shared_mutex
+// GPU indices, plus the Kubernetes-side records (node objects, pods by UID, ModelJobs). One std::shared_mutex
 // guards it: decisions (filter, prioritize) read under a shared lock, so each sees one consistent
 // snapshot; binds, node updates and watch events write under the exclusive lock. A bind reserves
 // first (so that concurrent decisions see the pod as kube-scheduler's "assume" does), calls the API
@@ -407,11 +407,14 @@ class extender {
     return a;
   }
 
-  json parse_body(std::string_view body) const {
+  void check_size(std::string_view body) const {
     if (body.size() > opts_.max_body_bytes) {
       throw invalid_argument_error("request body", std::to_string(body.size()) + " bytes exceed the limit of " +
                                                        std::to_string(opts_.max_body_bytes));
     }
+  }
+  json parse_body(std::string_view body) const {
+    check_size(body);
     json j = json::parse(body.begin(), body.end());  // throws json::parse_error with the byte position
     if (!j.is_object()) throw invalid_argument_error("request body", "expected a JSON object");
     return j;
@@ -531,7 +534,7 @@ class extender {
   // filter and prioritize share the parsing and the per-node checks.
   answer do_filter(std::string_view body, bool scores) {
     static thread_local decision_scratch sc;
-    if (body.size() > opts_.max_body_bytes) parse_body(body);  // throws naming the limit
+    check_size(body);
     json req;
     sc.arena.clear();
     sc.spans.clear();
@@ -732,10 +735,8 @@ class extender {
       std::lock_guard lock(pending_mu_);
       if (const auto it = pending_.find(uid); it != pending_.end()) kp = it->second;
     }
-    if (!kp && fetcher_) {
-      kp = fetcher_(ns, name);
-      if (kp) resolve(*kp);
-    }
+    if (!kp && fetcher_) kp = fetcher_(ns, name);
+    if (kp) resolve(*kp);  // the ModelJob as it is now (it may have changed since the filter call)
     if (!kp) return fail("pod " + ns + "/" + name + " (uid " + uid + ") was not seen in a filter call and cannot be fetched");
     kp->uid = uid;
 
