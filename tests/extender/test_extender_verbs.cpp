@@ -33,7 +33,9 @@ profiles:
 
 // A node of two V100-32GB; `annotations` lands in metadata.annotations.
 json node_json(const std::string& name, const json& annotations = json::object()) {
-  json n = {{"metadata", {{"name", name}, {"labels", {{"nvidia.com/gpu.product", "Tesla-V100-SXM2-32GB"}, {"nvidia.com/gpu.memory", "32768"}}}}},
+  json n = {{"metadata",
+             {{"name", name},
+              {"labels", {{"nvidia.com/gpu.product", "Tesla-V100-SXM2-32GB"}, {"nvidia.com/gpu.memory", "32768"}}}}},
             {"status", {{"allocatable", {{"cpu", "8"}, {"memory", "32Gi"}, {"nvidia.com/gpu", "2"}}}}}};
   if (!annotations.empty()) n["metadata"]["annotations"] = annotations;
   return n;
@@ -70,7 +72,8 @@ TEST_CASE("extender/NodeNames: every element must be a string, named by its inde
   CHECK(ext.bound_pods() == 0);
 }
 
-TEST_CASE("extender/NodeNames: escapes are decoded, a repeated key keeps the last array, nested keys are not the list") {
+TEST_CASE(
+    "extender/NodeNames: escapes are decoded, a repeated key keeps the last array, nested keys are not the list") {
   extender ext(config, "test.yaml");
   ext.replace_nodes({translate_node(node_json("a")), translate_node(node_json("b"))});
   const std::string pod = pod_json("p", {{"cpu", "1"}, {"memory", "1Gi"}}).dump();
@@ -92,12 +95,14 @@ TEST_CASE("extender/NodeNames: escapes are decoded, a repeated key keeps the las
 
 TEST_CASE("kube/hami: the register annotation's JSON and text forms give UUIDs by index") {
   // JSON form (MarshalNodeDevices): "index" is omitted for 0 (omitempty).
-  const json j = R"([{"id":"GPU-aaa","count":10,"devmem":32768,"devcore":100,"type":"NVIDIA-Tesla V100-SXM2-32GB","health":true},
+  const json j =
+      R"([{"id":"GPU-aaa","count":10,"devmem":32768,"devcore":100,"type":"NVIDIA-Tesla V100-SXM2-32GB","health":true},
                      {"id":"GPU-bbb","index":1,"count":10,"devmem":32768,"devcore":100,"type":"NVIDIA-Tesla V100-SXM2-32GB","health":true}])"_json;
   const json jtext = j.dump();
   CHECK(parse_hami_register(json_at(jtext, "r")) == std::vector<std::string>{"GPU-aaa", "GPU-bbb"});
   // Text form with index and mode (9 fields), listed out of order, and without them (7 fields, by position).
-  const json t9 = "GPU-bbb,10,32768,100,NVIDIA-V100,0,true,1,hami-core:GPU-aaa,10,32768,100,NVIDIA-V100,0,true,0,hami-core:";
+  const json t9 =
+      "GPU-bbb,10,32768,100,NVIDIA-V100,0,true,1,hami-core:GPU-aaa,10,32768,100,NVIDIA-V100,0,true,0,hami-core:";
   CHECK(parse_hami_register(json_at(t9, "r")) == std::vector<std::string>{"GPU-aaa", "GPU-bbb"});
   const json t7 = "GPU-aaa,10,32768,100,NVIDIA-V100,0,true:GPU-bbb,10,32768,100,NVIDIA-V100,0,true:";
   CHECK(parse_hami_register(json_at(t7, "r")) == std::vector<std::string>{"GPU-aaa", "GPU-bbb"});
@@ -112,9 +117,12 @@ TEST_CASE("kube/hami: the register annotation's JSON and text forms give UUIDs b
   };
   CHECK(error_of("GPU-aaa,10,32768:") ==
         "metadata.annotations.hami.io/node-nvidia-register: device 'GPU-aaa,10,32768' has 3 fields, expected 7 or 9");
-  CHECK(error_of("GPU-b,10,1,100,T,0,true,x,m:") == "metadata.annotations.hami.io/node-nvidia-register: index 'x' is not a number");
-  CHECK(error_of("GPU-b,10,1,100,T,0,true,1,m:") == "metadata.annotations.hami.io/node-nvidia-register: GPU index 0 is missing");
-  CHECK(error_of(R"([{"id":"GPU-a"},{"id":"GPU-b"}])") == "metadata.annotations.hami.io/node-nvidia-register: GPU index 0 is listed twice");
+  CHECK(error_of("GPU-b,10,1,100,T,0,true,x,m:") ==
+        "metadata.annotations.hami.io/node-nvidia-register: index 'x' is not a number");
+  CHECK(error_of("GPU-b,10,1,100,T,0,true,1,m:") ==
+        "metadata.annotations.hami.io/node-nvidia-register: GPU index 0 is missing");
+  CHECK(error_of(R"([{"id":"GPU-a"},{"id":"GPU-b"}])") ==
+        "metadata.annotations.hami.io/node-nvidia-register: GPU index 0 is listed twice");
   CHECK(error_of(R"([{"index":0}])") == "metadata.annotations.hami.io/node-nvidia-register[0].id: missing");
   CHECK(error_of(7) == "metadata.annotations.hami.io/node-nvidia-register: expected a string, got number");
   // Through translate_node, the path is the node's own.
@@ -130,8 +138,10 @@ TEST_CASE("kube/hami: the register annotation's JSON and text forms give UUIDs b
 
 TEST_CASE("extender/bind: HAMi's annotations name the chosen GPU's UUID, the node and the allocating phase") {
   extender ext(config, "test.yaml");
-  const json reg = R"([{"id":"GPU-aaa","count":10,"devmem":32768},{"id":"GPU-bbb","index":1,"count":10,"devmem":32768}])"_json;
-  ext.replace_nodes({translate_node(node_json("a", {{"hami.io/node-nvidia-register", reg.dump()}})), translate_node(node_json("plain"))});
+  const json reg =
+      R"([{"id":"GPU-aaa","count":10,"devmem":32768},{"id":"GPU-bbb","index":1,"count":10,"devmem":32768}])"_json;
+  ext.replace_nodes({translate_node(node_json("a", {{"hami.io/node-nvidia-register", reg.dump()}})),
+                     translate_node(node_json("plain"))});
   // GPU 0 of "a" is taken whole by a running pod, so a GPU pod can only get GPU 1 ("GPU-bbb").
   kube_pod run;
   run.uid = "run";
@@ -145,7 +155,11 @@ TEST_CASE("extender/bind: HAMi's annotations name the chosen GPU's UUID, the nod
     seen = ann;
     return std::string();
   });
-  const json pod = pod_json("p", {{"cpu", "1"}, {"memory", "1Gi"}, {"nvidia.com/gpu", "1"}, {"nvidia.com/gpucores", "50"}, {"nvidia.com/gpumem", "8000"}});
+  const json pod = pod_json("p", {{"cpu", "1"},
+                                  {"memory", "1Gi"},
+                                  {"nvidia.com/gpu", "1"},
+                                  {"nvidia.com/gpucores", "50"},
+                                  {"nvidia.com/gpumem", "8000"}});
   REQUIRE(ext.filter(json{{"Pod", pod}, {"NodeNames", {"a"}}}.dump()).status == 200);
   const auto b = ext.bind(R"({"PodName":"p","PodNamespace":"default","PodUID":"uid-p","Node":"a"})");
   REQUIRE_MESSAGE(!b.refused, b.body);
@@ -172,7 +186,8 @@ TEST_CASE("extender/errors: an error quoting invalid UTF-8 of the request is sti
   // writing that text into the answer threw inside the error path (std::terminate).
   extender ext(config, "test.yaml");
   const std::string pod = pod_json("p", {{"cpu", "1"}, {"memory", "1Gi"}}).dump();
-  const auto a = ext.preempt(R"({"Pod":)" + pod + R"(,"NodeNameToMetaVictims":{"b":{"Pods":[],"NumPDBVi)" + std::string(20, '\xff'));
+  const auto a = ext.preempt(R"({"Pod":)" + pod + R"(,"NodeNameToMetaVictims":{"b":{"Pods":[],"NumPDBVi)" +
+                             std::string(20, '\xff'));
   CHECK(a.status == 400);
   const std::string e = error_text(a.body);  // parses: the answer is valid JSON
   CHECK(e.starts_with("request body: [json.exception.parse_error.101] parse error at line 1, column "));
@@ -185,7 +200,8 @@ TEST_CASE("extender/ModelJob: an owned pod takes the ModelJob's fields, its labe
   // A running pod labelled resnet50 / priority 2, owned by ModelJob default/serving.
   json running = pod_json("run", {{"cpu", "1"}, {"memory", "1Gi"}},
                           {{"ai.tencent.com/model-type", "resnet50"}, {"ai.tencent.com/priority", "2"}});
-  running["metadata"]["ownerReferences"] = R"([{"apiVersion":"ai.tencent.com/v1","kind":"ModelJob","name":"serving","uid":"m"}])"_json;
+  running["metadata"]["ownerReferences"] =
+      R"([{"apiVersion":"ai.tencent.com/v1","kind":"ModelJob","name":"serving","uid":"m"}])"_json;
   running["spec"]["nodeName"] = "a";
   running["status"] = {{"phase", "Running"}};
   ext.replace_pods({translate_pod(running)});
@@ -196,7 +212,8 @@ TEST_CASE("extender/ModelJob: an owned pod takes the ModelJob's fields, its labe
   CHECK(p->qos == gpusched::qos_class::guaranteed);  // cpu and memory limits, requests defaulted to them
 
   // The ModelJob arrives: priority 8 and BestEffort from it, the model type still from the label.
-  ext.modeljob_event("default/serving", parse_modeljob(R"({"spec":{"priority":8,"qosClass":"BestEffort"}})"_json), false);
+  ext.modeljob_event("default/serving", parse_modeljob(R"({"spec":{"priority":8,"qosClass":"BestEffort"}})"_json),
+                     false);
   p = ext.bound_pod("uid-run");
   CHECK(p->model_type.view() == "resnet50");
   CHECK(p->priority == 8);
@@ -213,7 +230,8 @@ TEST_CASE("extender/ModelJob: an owned pod takes the ModelJob's fields, its labe
   // A pod of a filter request is resolved too, and keeps it through its bind.
   ext.replace_modeljobs({{"default/train", parse_modeljob(R"({"spec":{"modelType":"bert","priority":5}})"_json)}});
   json fresh = pod_json("t", {{"cpu", "1"}, {"memory", "1Gi"}}, {{"ai.tencent.com/priority", "1"}});
-  fresh["metadata"]["ownerReferences"] = R"([{"apiVersion":"ai.tencent.com/v1","kind":"ModelJob","name":"train","uid":"m2"}])"_json;
+  fresh["metadata"]["ownerReferences"] =
+      R"([{"apiVersion":"ai.tencent.com/v1","kind":"ModelJob","name":"train","uid":"m2"}])"_json;
   REQUIRE(ext.filter(json{{"Pod", fresh}, {"NodeNames", {"a"}}}.dump()).status == 200);
   REQUIRE(!ext.bind(R"({"PodName":"t","PodNamespace":"default","PodUID":"uid-t","Node":"a"})").refused);
   p = ext.bound_pod("uid-t");
@@ -241,13 +259,19 @@ TEST_CASE("extender/ModelJob: a pod built by hand (no translated own fields) kee
   run.node_name = "a";
   run.phase = "Running";
   run.owner_modeljob = "job";
-  run.spec = gpusched::make_pod("ml/run").cpu(1000).memory(1024).model("resnet50").priority(4).qos(gpusched::qos_class::burstable);
+  run.spec = gpusched::make_pod("ml/run")
+                 .cpu(1000)
+                 .memory(1024)
+                 .model("resnet50")
+                 .priority(4)
+                 .qos(gpusched::qos_class::burstable);
   ext.replace_pods({run});
   auto p = ext.bound_pod("run");
   REQUIRE(p);
   CHECK(p->model_type.view() == "resnet50");
   CHECK(p->priority == 4);
-  ext.modeljob_event("ml/job", parse_modeljob(R"({"spec":{"modelType":"bert","priority":9,"qosClass":"Guaranteed"}})"_json), false);
+  ext.modeljob_event(
+      "ml/job", parse_modeljob(R"({"spec":{"modelType":"bert","priority":9,"qosClass":"Guaranteed"}})"_json), false);
   p = ext.bound_pod("run");
   CHECK(p->model_type.view() == "bert");
   CHECK(p->priority == 9);

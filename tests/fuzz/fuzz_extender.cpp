@@ -111,7 +111,8 @@ void verb(int target, const std::string& body) {
   if (a.status != 200 && a.status != 400) broken("a status other than 200 or 400");
   if (a.status == 400 || a.refused) {
     const auto j = nlohmann::json::parse(a.body);  // the answer itself is always JSON
-    if (!j.contains("Error") || !j["Error"].is_string() || j["Error"].get<std::string>().empty()) broken("an error answer without its Error text");
+    if (!j.contains("Error") || !j["Error"].is_string() || j["Error"].get<std::string>().empty())
+      broken("an error answer without its Error text");
     if (!(ext.cluster_copy() == before) || ext.bound_pods() != pods_before) broken("an error answer changed the state");
   }
   // Successful binds and full-Node filters change the state; the next input starts from the seed.
