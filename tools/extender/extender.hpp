@@ -505,6 +505,8 @@ class extender {
     [[noreturn]] void fail_element(const std::string& why) const {
       throw invalid_argument_error("NodeNames[" + std::to_string(spans_.size()) + "]", why);
     }
+    // nlohmann's own tree builder (what json::parse uses); in detail::, but its (root, allow_exceptions)
+    // constructor and event functions are those of the public json_sax interface since 3.2.
     nlohmann::detail::json_sax_dom_parser<json> dom_;
     std::string& arena_;
     std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans_;
