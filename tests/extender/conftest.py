@@ -133,8 +133,8 @@ def extender():
 def apiserver():
     servers = []
 
-    def start(nodes=(), pods=()) -> FakeApiServer:
-        s = FakeApiServer(list(nodes), list(pods))
+    def start(nodes=(), pods=(), modeljobs=()) -> FakeApiServer:
+        s = FakeApiServer(list(nodes), list(pods), list(modeljobs))
         servers.append(s)
         return s
 

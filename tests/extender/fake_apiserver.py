@@ -4,6 +4,7 @@ It is NOT an API server: it serves just what the extender uses, from recorded No
 in memory, on 127.0.0.1:
   GET  /api/v1/nodes, /api/v1/pods                 lists, with metadata.resourceVersion
   GET  /api/v1/nodes?watch=1&resourceVersion=RV    watch events after RV, one JSON object per line
+  GET  /apis/ai.tencent.com/v1/modeljobs[?watch=1]  the seed's ModelJobs, list and watch alike
   GET  /api/v1/namespaces/NS/pods/NAME             one pod
   POST /api/v1/namespaces/NS/pods/NAME/binding     a Binding: sets spec.nodeName and the Binding's
                                                    annotations on the pod (as the real one does)
@@ -21,20 +22,21 @@ from urllib.parse import parse_qs, urlparse
 
 
 class FakeApiServer:
-    def __init__(self, nodes: list[dict], pods: list[dict]):
+    def __init__(self, nodes: list[dict], pods: list[dict], modeljobs: list[dict] | None = None):
         self.lock = threading.Condition()
         self.rv = 1
         self.nodes = {n["metadata"]["name"]: n for n in nodes}
         self.pods = {(p["metadata"].get("namespace", "default"), p["metadata"]["name"]): p for p in pods}
+        self.modeljobs = {(j["metadata"].get("namespace", "default"), j["metadata"]["name"]): j for j in modeljobs or []}
         self.events: list[tuple[int, str, str, dict]] = []  # (rv, kind, type, object)
-        self.gone = {"nodes": 0, "pods": 0}
-        self.drop = {"nodes": 0, "pods": 0}
+        self.gone = {"nodes": 0, "pods": 0, "modeljobs": 0}
+        self.drop = {"nodes": 0, "pods": 0, "modeljobs": 0}
         self.refuse_binds = False
         self.bindings: list[dict] = []
-        self.watches = {"nodes": 0, "pods": 0}
-        self.lists = {"nodes": 0, "pods": 0}
+        self.watches = {"nodes": 0, "pods": 0, "modeljobs": 0}
+        self.lists = {"nodes": 0, "pods": 0, "modeljobs": 0}
         self.closing = False
-        for obj in list(self.nodes.values()) + list(self.pods.values()):
+        for obj in list(self.nodes.values()) + list(self.pods.values()) + list(self.modeljobs.values()):
             self._stamp(obj)
         handler = self._handler()
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -70,6 +72,13 @@ class FakeApiServer:
             self.pods[(pod["metadata"].get("namespace", "default"), pod["metadata"]["name"])] = pod
             self._event("pods", "ADDED", pod)
 
+    def put_modeljob(self, job: dict) -> None:
+        with self.lock:
+            key = (job["metadata"].get("namespace", "default"), job["metadata"]["name"])
+            type_ = "MODIFIED" if key in self.modeljobs else "ADDED"
+            self.modeljobs[key] = job
+            self._event("modeljobs", type_, job)
+
     def delete_pod(self, namespace: str, name: str) -> None:
         with self.lock:
             pod = self.pods.pop((namespace, name))
@@ -96,14 +105,15 @@ class FakeApiServer:
                 url = urlparse(self.path)
                 q = parse_qs(url.query)
                 parts = url.path.strip("/").split("/")
-                if url.path in ("/api/v1/nodes", "/api/v1/pods"):
+                if url.path in ("/api/v1/nodes", "/api/v1/pods", "/apis/ai.tencent.com/v1/modeljobs"):
                     kind = parts[-1]
                     if q.get("watch") == ["1"]:
                         return self._watch(kind, int(q.get("resourceVersion", ["0"])[0] or 0))
                     with api.lock:
                         api.lists[kind] += 1
-                        items = list((api.nodes if kind == "nodes" else api.pods).values())
-                        body = {"kind": "NodeList" if kind == "nodes" else "PodList", "apiVersion": "v1",
+                        items = list({"nodes": api.nodes, "pods": api.pods, "modeljobs": api.modeljobs}[kind].values())
+                        body = {"kind": {"nodes": "NodeList", "pods": "PodList", "modeljobs": "ModelJobList"}[kind],
+                                "apiVersion": "ai.tencent.com/v1" if kind == "modeljobs" else "v1",
                                 "metadata": {"resourceVersion": str(api.rv)}, "items": copy.deepcopy(items)}
                     return self._send(200, body)
                 if len(parts) == 6 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods":

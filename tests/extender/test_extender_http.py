@@ -4,6 +4,7 @@ the official Kubernetes client's models; expected scores worked out by hand from
 from __future__ import annotations
 
 import socket
+import time
 
 from conftest import gauge, make_node, make_pod
 
@@ -176,3 +177,51 @@ def test_preempt_reprieves_the_more_important_victim(extender, apiserver):
     status, res = ext.post("preempt", {"Pod": make_pod("big", "uid-b", gpus=3, labels={"ai.tencent.com/priority": "9"}),
                                        "NodeNameToMetaVictims": {"v100-a": {"Pods": [{"UID": "uid-l2"}], "NumPDBViolations": 0}}})
     assert res == {"NodeNameToMetaVictims": {}}
+
+
+def modeljob(name: str, **spec) -> dict:
+    return {"apiVersion": "ai.tencent.com/v1", "kind": "ModelJob", "metadata": {"name": name, "namespace": "default"},
+            "spec": spec}
+
+
+def owned_by(pod: dict, job: str) -> dict:
+    pod["metadata"]["ownerReferences"] = [{"apiVersion": "ai.tencent.com/v1", "kind": "ModelJob", "name": job,
+                                           "uid": "mj-" + job, "controller": True}]
+    return pod
+
+
+def test_modeljob_objects_give_their_pods_priority_over_labels(extender, apiserver):
+    # Two running pods on a 2-GPU node; by their labels low-1 (2) outranks low-2 (1). low-2 is owned by
+    # the ModelJob "serving", whose priority 8 wins over its label: low-2 is now the more important.
+    low1 = make_pod("low-1", "uid-l1", gpus=1, node="v100-a", labels={"ai.tencent.com/priority": "2"},
+                    annotations={"gpusched.ai.tencent.com/gpu-indices": "0"})
+    low2 = owned_by(make_pod("low-2", "uid-l2", gpus=1, node="v100-a", labels={"ai.tencent.com/priority": "1"},
+                             annotations={"gpusched.ai.tencent.com/gpu-indices": "1"}), "serving")
+    api = apiserver(nodes=[make_node("v100-a")], pods=[low1, low2],
+                    modeljobs=[modeljob("serving", modelType="resnet50", priority=8, qosClass="Guaranteed")])
+    ext = extender("--api-server", api.url)
+    ext.wait_for(lambda m: gauge(m, "gpusched_cluster_gpu_milli_allocated") == 2000)
+    assert api.lists["modeljobs"] >= 1
+    high = make_pod("high", "uid-h", gpus=1, labels={"ai.tencent.com/priority": "9"})
+    args = {"Pod": high, "NodeNameToMetaVictims": {
+        "v100-a": {"Pods": [{"UID": "uid-l1"}, {"UID": "uid-l2"}], "NumPDBViolations": 0}}}
+
+    def victims_become(uids: list[str]) -> None:
+        deadline = time.monotonic() + 10
+        while True:
+            status, res = ext.post("preempt", args)
+            assert status == 200
+            got = [p["UID"] for p in res["NodeNameToMetaVictims"]["v100-a"]["Pods"]]
+            if got == uids or time.monotonic() > deadline:
+                assert got == uids
+                return
+            time.sleep(0.05)
+
+    # Reprieve order: low-2 (8) is added back first and fits; low-1 (2) is the victim.
+    victims_become(["uid-l1"])
+    # The ModelJob drops its priority field (watch MODIFIED): low-2 falls back to its label (1).
+    api.put_modeljob(modeljob("serving", modelType="resnet50"))
+    victims_become(["uid-l2"])
+    # Priority 3 (above low-1's 2) from the ModelJob again.
+    api.put_modeljob(modeljob("serving", priority=3))
+    victims_become(["uid-l1"])

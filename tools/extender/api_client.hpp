@@ -1,5 +1,6 @@
 // gpusched-extender's side of the Kubernetes API server: Binding POSTs, pod GETs, and the list+watch
-// of nodes and pods that keeps the extender's state in NodeNames (nodeCacheCapable) mode.
+// of nodes, pods and ModelJobs (ai.tencent.com/v1, deploy/modeljob-crd.yaml) that keeps the
+// extender's state in NodeNames (nodeCacheCapable) mode.
 //
 // List+watch as client-go's reflector does it (k8s.io/client-go tools/cache/reflector.go): list,
 // then watch from the list's resourceVersion; follow resourceVersion through events and bookmarks;
@@ -19,6 +20,8 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "extender.hpp"
@@ -60,11 +63,15 @@ class api_client {
     }
   }
 
-  // Runs the node and pod informers until `stop`; each in its own thread.
+  enum class kind { nodes, pods, modeljobs };
+
+  // Runs the node, pod and ModelJob informers until `stop`; each in its own thread.
   void run_informers(extender& ext, const std::atomic<bool>& stop) const {
-    std::thread nodes([&] { informer(ext, stop, true); });
-    informer(ext, stop, false);
+    std::thread nodes([&] { informer(ext, stop, kind::nodes); });
+    std::thread jobs([&] { informer(ext, stop, kind::modeljobs); });
+    informer(ext, stop, kind::pods);
     nodes.join();
+    jobs.join();
   }
 
  private:
@@ -82,8 +89,10 @@ class api_client {
   }
 
   // One kind's reflector loop.
-  void informer(extender& ext, const std::atomic<bool>& stop, bool nodes) const {
-    const std::string path = nodes ? "/api/v1/nodes" : "/api/v1/pods";
+  void informer(extender& ext, const std::atomic<bool>& stop, kind what) const {
+    const std::string path = what == kind::nodes ? "/api/v1/nodes"
+                             : what == kind::pods ? "/api/v1/pods"
+                                                   : "/apis/" + std::string(kube::names::modeljob_group) + "/v1/modeljobs";
     std::string rv;
     bool need_list = true;
     auto backoff = std::chrono::milliseconds(100);
@@ -106,7 +115,7 @@ class api_client {
         try {
           const json list = json::parse(res->body);
           rv = list.at("metadata").value("resourceVersion", "");
-          apply_list(ext, list, nodes);
+          apply_list(ext, list, what);
           ext.metrics().watch_event(true);
           need_list = false;
           backoff = std::chrono::milliseconds(100);
@@ -128,7 +137,7 @@ class api_client {
               const std::string line = buffer.substr(0, nl);
               buffer.erase(0, nl + 1);
               if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-              if (!apply_event(ext, line, nodes, rv)) {
+              if (!apply_event(ext, line, what, rv)) {
                 gone = true;
                 return false;
               }
@@ -148,9 +157,26 @@ class api_client {
     }
   }
 
-  static void apply_list(extender& ext, const json& list, bool nodes) {
+  // A ModelJob's key ("namespace/name") and fields; throws invalid_argument_error naming the path.
+  static std::pair<std::string, kube::modeljob_fields> modeljob_of(const json& obj, const std::string& path) {
+    const kube::json_at meta = kube::json_at(obj, path).at("metadata");
+    std::string ns = meta.get("namespace") ? meta.at("namespace").str() : std::string("default");
+    return {ns + "/" + meta.at("name").str(), kube::parse_modeljob(obj, path)};
+  }
+
+  static void apply_list(extender& ext, const json& list, kind what) {
     const auto& items = list.at("items");
-    if (nodes) {
+    if (what == kind::modeljobs) {
+      std::unordered_map<std::string, kube::modeljob_fields> jobs;
+      for (std::size_t i = 0; i < items.size(); ++i) {
+        try {
+          jobs.insert(modeljob_of(items[i], "items[" + std::to_string(i) + "]"));
+        } catch (const invalid_argument_error& e) {
+          std::fprintf(stderr, "gpusched-extender: ModelJob left out: %s\n", e.what());
+        }
+      }
+      ext.replace_modeljobs(std::move(jobs));
+    } else if (what == kind::nodes) {
       std::vector<kube::kube_node> ns;
       for (std::size_t i = 0; i < items.size(); ++i) {
         try {
@@ -174,7 +200,7 @@ class api_client {
   }
 
   // Applies one watch event; false on 410 Gone.
-  static bool apply_event(extender& ext, const std::string& line, bool nodes, std::string& rv) {
+  static bool apply_event(extender& ext, const std::string& line, kind what, std::string& rv) {
     try {
       const json ev = json::parse(line);
       const std::string type = ev.at("type").get<std::string>();
@@ -187,7 +213,10 @@ class api_client {
       if (obj.contains("metadata") && obj["metadata"].contains("resourceVersion")) rv = obj["metadata"]["resourceVersion"].get<std::string>();
       if (type == "BOOKMARK") return true;
       const bool deleted = type == "DELETED";
-      if (nodes) {
+      if (what == kind::modeljobs) {
+        const auto [key, fields] = modeljob_of(obj, "object");
+        ext.modeljob_event(key, fields, deleted);
+      } else if (what == kind::nodes) {
         if (deleted) {
           ext.remove_node(obj.at("metadata").at("name").get<std::string>());
         } else {

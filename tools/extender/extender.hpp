@@ -3,7 +3,7 @@
 // Go field names, no JSON tags, so "Pod", "Nodes", "NodeNames", "FailedNodes", ...).
 //
 // State: gpusched's in_memory_cluster of the known nodes, with every bound pod reserved on concrete
-// GPU indices, plus the Kubernetes-side records (node objects, pods by UID). One std::shared_mutex
+// GPU indices, plus the Kubernetes-side records (node objects, pods by UID, ModelJobs). One std::shared_mutex
 // guards it: decisions (filter, prioritize) read under a shared lock, so each sees one consistent
 // snapshot; binds, node updates and watch events write under the exclusive lock. A bind reserves
 // first (so that concurrent decisions see the pod as kube-scheduler's "assume" does), calls the API
@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <climits>
 #include <deque>
@@ -126,7 +127,7 @@ class extender {
       if (b.own_bind) kept.emplace(uid, b);
     }
     for (const auto& p : pods) {
-      if (!p.node_name.empty() && !p.terminal()) kept.insert_or_assign(p.uid, bound{p.spec, p.node_name, p.gpu_indices.value_or(0), false, {}, false});
+      if (!p.node_name.empty() && !p.terminal()) kept.insert_or_assign(p.uid, resolved(bound_of(p, false)));
     }
     auto nodes = st_.nodes;
     rebuild(std::move(nodes), std::move(kept));
@@ -180,15 +181,46 @@ class extender {
       return;
     }
     if (!holds) return;
-    bound b{p.spec, p.node_name, p.gpu_indices.value_or(0), false, {}, false};
+    bound b = resolved(bound_of(p, false));
     place(b);
     st_.pods.emplace(p.uid, std::move(b));
+  }
+
+  // --- ModelJobs (group ai.tencent.com), by "namespace/name", fed by their list+watch ---
+  // A pod owned by a known ModelJob takes its modelType, priority and qosClass; its labels remain the
+  // fallback for fields the ModelJob leaves out and for ModelJobs not (yet) known. A change re-derives
+  // the bound pods it owns and rebuilds the state (ModelJob changes are rare; a rebuild is one pass).
+  void replace_modeljobs(std::unordered_map<std::string, kube::modeljob_fields> jobs) {
+    std::unique_lock lock(mu_);
+    modeljobs_ = std::move(jobs);
+    rederive_locked();
+  }
+  void modeljob_event(const std::string& key, const kube::modeljob_fields& f, bool deleted) {
+    std::unique_lock lock(mu_);
+    if (deleted) {
+      if (modeljobs_.erase(key) == 0) return;
+    } else {
+      modeljobs_.insert_or_assign(key, f);
+    }
+    rederive_locked();
+  }
+
+  // For tests: the gpusched pod bound under `uid`, as the state holds it.
+  [[nodiscard]] std::optional<pod> bound_pod(const std::string& uid) const {
+    std::shared_lock lock(mu_);
+    const auto it = st_.pods.find(uid);
+    if (it == st_.pods.end()) return std::nullopt;
+    return it->second.spec;
   }
 
   // For tests and benchmarks: a copy of the state's cluster and bound pods by UID.
   [[nodiscard]] std::size_t bound_pods() const {
     std::shared_lock lock(mu_);
     return st_.pods.size();
+  }
+  [[nodiscard]] cluster_t cluster_copy() const {
+    std::shared_lock lock(mu_);
+    return st_.cluster;
   }
   [[nodiscard]] std::size_t node_count() const {
     std::shared_lock lock(mu_);
@@ -203,15 +235,89 @@ class extender {
     bool own_bind = false;
     binding where{};
     bool reserved = false;
+    std::string modeljob;        // "namespace/name" of the owning ModelJob; empty: none
+    kube::modeljob_fields own;   // the pod's own modelType, priority, qosClass (labels, spec)
+  };
+  static bound bound_of(const kube::kube_pod& p, bool own_bind) {
+    bound b{p.spec, p.node_name, p.gpu_indices.value_or(0), own_bind, {}, false, modeljob_key(p), p.own};
+    return b;
+  }
+  static std::string modeljob_key(const kube::kube_pod& p) {
+    return p.owner_modeljob.empty() ? std::string() : p.namespace_ + "/" + p.owner_modeljob;
+  }
+  // Node name -> node_index as one flat open-addressing table (linear probing, load <= 1/2), built
+  // with the state: a decision looks up every candidate name, and the cluster's unordered_map chases
+  // one heap node per lookup (a quarter of BM_ExtenderFilter/5000's time before this table).
+  struct name_index {
+    std::vector<std::uint32_t> slots;  // node_index + 1; 0: empty
+    std::size_t mask = 0;
+    void build(const cluster_t& c) {
+      std::size_t cap = 16;
+      while (cap < 2 * c.size()) cap *= 2;
+      slots.assign(cap, 0);
+      mask = cap - 1;
+      for (node_index n = 0; n < c.size(); ++n) {
+        std::size_t i = std::hash<std::string_view>{}(c.name(n)) & mask;
+        while (slots[i] != 0) i = (i + 1) & mask;
+        slots[i] = static_cast<std::uint32_t>(n) + 1;
+      }
+    }
+    [[nodiscard]] std::optional<node_index> find(const cluster_t& c, std::string_view name) const noexcept {
+      if (slots.empty()) return std::nullopt;
+      for (std::size_t i = std::hash<std::string_view>{}(name) & mask; slots[i] != 0; i = (i + 1) & mask) {
+        const node_index n = slots[i] - 1;
+        if (c.name(n) == name) return n;
+      }
+      return std::nullopt;
+    }
   };
   struct state {
     cluster_t cluster;
     std::vector<kube::kube_node> nodes;  // by node_index
     std::unordered_map<std::string, bound> pods;  // by pod UID
+    name_index by_name;
   };
 
   static bool same_spec(const node_spec& a, const node_spec& b) {
     return a.name == b.name && a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib && a.gpus == b.gpus && a.rack == b.rack;
+  }
+
+  // b with its ModelJob's fields applied (caller holds a lock).
+  bound resolved(bound b) const {
+    kube::kube_pod k;
+    k.spec = std::move(b.spec);
+    k.own = b.own;
+    const auto it = b.modeljob.empty() ? modeljobs_.end() : modeljobs_.find(b.modeljob);
+    kube::apply_modeljob(k, it == modeljobs_.end() ? nullptr : &it->second);
+    b.spec = std::move(k.spec);
+    b.own = std::move(k.own);
+    return b;
+  }
+  // A pod of a request with its ModelJob's fields applied.
+  void resolve(kube::kube_pod& p) const {
+    const std::string key = modeljob_key(p);
+    if (key.empty()) return;
+    std::shared_lock lock(mu_);
+    const auto it = modeljobs_.find(key);
+    kube::apply_modeljob(p, it == modeljobs_.end() ? nullptr : &it->second);
+  }
+  // Re-derives every owned bound pod after a ModelJob change; the state is rebuilt only when one
+  // changed (the model type is counted per node by reserve, so a change is a release and a reserve).
+  void rederive_locked() {
+    bool changed = false;
+    auto pods = st_.pods;
+    for (auto& [uid, b] : pods) {
+      if (b.modeljob.empty()) continue;
+      bound r = resolved(b);
+      if (!(r.spec.model_type == b.spec.model_type) || r.spec.priority != b.spec.priority || r.spec.qos != b.spec.qos) {
+        b = std::move(r);
+        changed = true;
+      }
+    }
+    if (changed) {
+      auto nodes = st_.nodes;
+      rebuild(std::move(nodes), std::move(pods));
+    }
   }
 
   // Reserves b on its node (devices from b.gpus, or chosen by the profile's selector when unknown);
@@ -240,6 +346,7 @@ class extender {
   void rebuild(std::vector<kube::kube_node> nodes, std::unordered_map<std::string, bound> pods) {
     state fresh;
     for (const auto& n : nodes) fresh.cluster.add_node(n.spec);
+    fresh.by_name.build(fresh.cluster);
     fresh.nodes = std::move(nodes);
     std::swap(st_, fresh);
     try {
@@ -275,8 +382,12 @@ class extender {
   }
 
   // --- requests ---
-  static answer bad_request(const std::string& why) { return {400, json{{"Error", why}}.dump()}; }
-  static answer ok(const json& j) { return {200, j.dump()}; }
+  // Answers are written with invalid UTF-8 replaced (U+FFFD): an error text may quote the request's
+  // own bytes (json::parse_error does), and a throwing dump() inside the error path would end the
+  // process (found by tests/fuzz/fuzz_extender.cpp).
+  static std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+  static answer bad_request(const std::string& why) { return {400, dump(json{{"Error", why}})}; }
+  static answer ok(const json& j) { return {200, dump(j)}; }
 
   template <class F>
   answer timed(verb v, F&& f) {
@@ -288,17 +399,22 @@ class extender {
       a = bad_request(e.what());
     } catch (const json::exception& e) {
       a = bad_request(std::string("request body: ") + e.what());
+    } catch (const std::exception& e) {  // a bug, not the request's fault: answered, not thrown into httplib
+      a = {500, dump(json{{"Error", std::string("gpusched-extender: ") + e.what()}})};
     }
     const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
     metrics_.decision(v, a.status == 200 && !a.refused, dt.count());
     return a;
   }
 
-  json parse_body(std::string_view body) const {
+  void check_size(std::string_view body) const {
     if (body.size() > opts_.max_body_bytes) {
       throw invalid_argument_error("request body", std::to_string(body.size()) + " bytes exceed the limit of " +
                                                        std::to_string(opts_.max_body_bytes));
     }
+  }
+  json parse_body(std::string_view body) const {
+    check_size(body);
     json j = json::parse(body.begin(), body.end());  // throws json::parse_error with the byte position
     if (!j.is_object()) throw invalid_argument_error("request body", "expected a JSON object");
     return j;
@@ -314,31 +430,142 @@ class extender {
     }
   }
 
+  // The request body as a json tree, except the elements of a top-level "NodeNames" array, which
+  // are appended to `arena` (one buffer, reused between requests) with their spans: 5,000 names as
+  // 5,000 json strings cost a heap allocation and a free each. The tree keeps "NodeNames" as an
+  // empty array, so that a request without it, or with a NodeNames of the wrong type, reads as before.
+  class request_reader {
+   public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    request_reader(json& root, std::string& arena, std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans)
+        : dom_(root, true), arena_(arena), spans_(spans) {}
+
+    bool null() { return scalar("null") && dom_.null(); }
+    bool boolean(bool v) { return scalar("boolean") && dom_.boolean(v); }
+    bool number_integer(number_integer_t v) { return scalar("number") && dom_.number_integer(v); }
+    bool number_unsigned(number_unsigned_t v) { return scalar("number") && dom_.number_unsigned(v); }
+    bool number_float(number_float_t v, const string_t& s) { return scalar("number") && dom_.number_float(v, s); }
+    bool binary(binary_t& v) { return scalar("binary") && dom_.binary(v); }
+    bool string(string_t& v) {
+      if (in_names_) {
+        if (arena_.size() + v.size() > UINT32_MAX) fail_element("too long");
+        spans_.emplace_back(static_cast<std::uint32_t>(arena_.size()), static_cast<std::uint32_t>(v.size()));
+        arena_ += v;
+        return true;
+      }
+      names_next_ = false;
+      return dom_.string(v);
+    }
+    bool start_object(std::size_t n) {
+      if (in_names_) fail_element("expected a string, got object");
+      names_next_ = false;
+      ++depth_;
+      return dom_.start_object(n);
+    }
+    bool key(string_t& k) {
+      if (depth_ == 1) names_next_ = k == "NodeNames";
+      return dom_.key(k);
+    }
+    bool end_object() {
+      --depth_;
+      return dom_.end_object();
+    }
+    bool start_array(std::size_t n) {
+      if (in_names_) fail_element("expected a string, got array");
+      if (depth_ == 1 && names_next_) {
+        in_names_ = true;  // a repeated key: the last one wins, as in the json tree
+        arena_.clear();
+        spans_.clear();
+      }
+      names_next_ = false;
+      ++depth_;
+      return dom_.start_array(n);
+    }
+    bool end_array() {
+      --depth_;
+      in_names_ = false;
+      return dom_.end_array();
+    }
+    template <class Exception>
+    bool parse_error(std::size_t pos, const std::string& token, const Exception& e) {
+      return dom_.parse_error(pos, token, e);  // throws e, as json::parse does
+    }
+
+   private:
+    bool scalar(const char* type) {
+      if (in_names_) fail_element(std::string("expected a string, got ") + type);
+      names_next_ = false;
+      return true;
+    }
+    [[noreturn]] void fail_element(const std::string& why) const {
+      throw invalid_argument_error("NodeNames[" + std::to_string(spans_.size()) + "]", why);
+    }
+    // nlohmann's own tree builder (what json::parse uses); in detail::, but its (root, allow_exceptions)
+    // constructor and event functions are those of the public json_sax interface since 3.2.
+    nlohmann::detail::json_sax_dom_parser<json> dom_;
+    std::string& arena_;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>>& spans_;
+    std::size_t depth_ = 0;
+    bool names_next_ = false;
+    bool in_names_ = false;
+  };
+
+  // A decision's buffers, kept per thread between requests (the hot path allocates only the answer).
+  struct candidate {
+    std::string_view name;
+    const json* object = nullptr;  // full-Node mode
+    std::string error;             // untranslatable node
+  };
+  struct decision_scratch {
+    std::string arena;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
+    std::vector<std::string> object_names;  // full-Node mode
+    std::vector<candidate> cands;
+    std::vector<std::pair<std::string_view, std::string>> unresolvable;
+    std::vector<node_index> feasible;
+    std::vector<std::size_t> feasible_cand;
+    std::vector<reason> why;
+    std::vector<std::int64_t> raw, score_of;
+  };
+
   // filter and prioritize share the parsing and the per-node checks.
   answer do_filter(std::string_view body, bool scores) {
-    const json req = parse_body(body);
+    static thread_local decision_scratch sc;
+    check_size(body);
+    json req;
+    sc.arena.clear();
+    sc.spans.clear();
+    {
+      request_reader reader(req, sc.arena, sc.spans);
+      json::sax_parse(body.begin(), body.end(), &reader);  // throws json::parse_error with the byte position
+    }
+    if (!req.is_object()) throw invalid_argument_error("request body", "expected a JSON object");
     const kube::json_at root(req, "");
     const auto pod_at = root.at("Pod");
-    const kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
-    remember_pending(kp);
+    kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
+    resolve(kp);
 
     // Candidate nodes: full Node objects (nodeCacheCapable: false) or names (true).
-    struct candidate {
-      std::string name;
-      const json* object = nullptr;  // full-Node mode
-      std::string error;             // untranslatable node
-    };
-    std::vector<candidate> cands;
+    auto& cands = sc.cands;
+    cands.clear();
     const auto nodes_at = root.get("Nodes");
     const auto names_at = root.get("NodeNames");
     if (nodes_at) {
       const auto items = nodes_at->at("items").items();
       std::vector<kube::kube_node> translated;
+      sc.object_names.clear();
+      sc.object_names.reserve(items.size());  // no reallocation: cands view these strings
       cands.reserve(items.size());
       for (const auto& it : items) {
         candidate c;
         c.object = &it.value();
-        c.name = kube::json_at(it.value(), it.path()).at("metadata").at("name").str();
+        sc.object_names.push_back(kube::json_at(it.value(), it.path()).at("metadata").at("name").str());
+        c.name = sc.object_names.back();
         try {
           translated.push_back(kube::translate_node(it.value(), it.path()));
         } catch (const invalid_argument_error& e) {
@@ -348,21 +575,22 @@ class extender {
       }
       upsert_nodes(translated);
     } else if (names_at) {
-      const json& arr = names_at->value();
-      if (!arr.is_array()) names_at->fail("expected an array, got " + std::string(arr.type_name()));
-      cands.reserve(arr.size());
-      for (std::size_t i = 0; i < arr.size(); ++i) {  // no path string per element unless one is wrong
-        if (!arr[i].is_string()) kube::json_at(arr[i], "NodeNames[" + std::to_string(i) + "]").fail("expected a string, got " + std::string(arr[i].type_name()));
-        cands.push_back(candidate{arr[i].get_ref<const std::string&>(), nullptr, {}});
-      }
+      if (!names_at->value().is_array()) names_at->fail("expected an array, got " + std::string(names_at->value().type_name()));
+      cands.reserve(sc.spans.size());
+      for (const auto& [off, len] : sc.spans) cands.push_back(candidate{std::string_view(sc.arena).substr(off, len), nullptr, {}});
     } else {
       throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
     }
+    remember_pending(kp);  // only a request read in full is remembered for its bind
 
-    std::vector<std::pair<std::string_view, std::string>> unresolvable;
-    std::vector<node_index> feasible;
-    std::vector<std::size_t> feasible_cand;
-    std::vector<reason> why(cands.size(), reason::ok);
+    auto& unresolvable = sc.unresolvable;
+    auto& feasible = sc.feasible;
+    auto& feasible_cand = sc.feasible_cand;
+    auto& why = sc.why;
+    unresolvable.clear();
+    feasible.clear();
+    feasible_cand.clear();
+    why.assign(cands.size(), reason::ok);
     auto prof = borrow_profile();
     std::string out;
     {
@@ -375,9 +603,9 @@ class extender {
           if (!scores) metrics_.unresolvable_node();
           continue;
         }
-        const auto n = st_.cluster.find(c.name);
+        const auto n = st_.by_name.find(st_.cluster, c.name);
         if (!n) {
-          unresolvable.emplace_back(c.name, "node '" + c.name + "' is not in gpusched-extender's cache");
+          unresolvable.emplace_back(c.name, "node '" + std::string(c.name) + "' is not in gpusched-extender's cache");
           if (!scores) metrics_.unresolvable_node();
           continue;
         }
@@ -392,11 +620,13 @@ class extender {
       }
       if (scores) {
         const std::size_t k = prof->score_plugin_count();
-        std::vector<std::int64_t> raw(k * feasible.size());
+        auto& raw = sc.raw;
+        raw.assign(k * feasible.size(), 0);
         if (!feasible.empty() && k > 0) prof->score(st_.cluster, kp.spec, feasible, raw.data());
         std::int64_t wsum = 0;
         for (std::size_t s = 0; s < k; ++s) wsum += prof->score_plugin_weight(s);
-        std::vector<std::int64_t> score_of(cands.size(), 0);
+        auto& score_of = sc.score_of;
+        score_of.assign(cands.size(), 0);
         for (std::size_t j = 0; j < feasible.size(); ++j) {
           std::int64_t total = 0;
           for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
@@ -450,7 +680,7 @@ class extender {
       json passed = json::array();
       for (const std::size_t i : feasible_cand) passed.push_back(*cands[i].object);
       out += ",\"NodeNames\":null,\"Nodes\":";
-      out += json{{"metadata", json::object()}, {"items", std::move(passed)}}.dump();
+      out += dump(json{{"metadata", json::object()}, {"items", std::move(passed)}});
     } else {
       out += ",\"Nodes\":null,\"NodeNames\":[";
       first = true;
@@ -496,7 +726,7 @@ class extender {
     const std::string ns = root.at("PodNamespace").str();
     const std::string uid = root.at("PodUID").str();
     const std::string node = root.at("Node").str();
-    const auto fail = [](const std::string& why) { return answer{200, json{{"Error", why}}.dump(), true}; };
+    const auto fail = [](const std::string& why) { return answer{200, dump(json{{"Error", why}}), true}; };
 
     {
       std::shared_lock lock(mu_);
@@ -508,10 +738,13 @@ class extender {
       if (const auto it = pending_.find(uid); it != pending_.end()) kp = it->second;
     }
     if (!kp && fetcher_) kp = fetcher_(ns, name);
+    if (kp) resolve(*kp);  // the ModelJob as it is now (it may have changed since the filter call)
     if (!kp) return fail("pod " + ns + "/" + name + " (uid " + uid + ") was not seen in a filter call and cannot be fetched");
     kp->uid = uid;
 
-    bound b{kp->spec, node, 0, true, {}, false};
+    bound b{kp->spec, node, 0, true, {}, false, modeljob_key(*kp), kp->own};
+    std::vector<std::string> uuids;  // the node's GPU UUIDs (HAMi's register annotation), when known
+    std::int64_t device_mem_mib = 0;
     {
       std::unique_lock lock(mu_);
       if (st_.pods.contains(uid)) return fail("pod " + ns + "/" + name + " is already bound");
@@ -525,6 +758,8 @@ class extender {
       if (r != reason::ok) return fail("pod " + ns + "/" + name + " no longer fits node '" + node + "': " + std::string(to_string(r)));
       if (kp->spec.wants_gpu() && gpus == 0) return fail("no GPUs of node '" + node + "' fit pod " + ns + "/" + name);
       b.gpus = gpus;
+      uuids = st_.nodes[*n].gpu_uuids;
+      if (gpus != 0) device_mem_mib = st_.cluster.gpus(*n)[static_cast<std::size_t>(std::countr_zero(gpus))].mem_total_mib;
       b.where = make_binding(kp->spec, *n, gpus);
       st_.cluster.reserve(kp->spec, b.where);
       b.reserved = true;
@@ -532,7 +767,10 @@ class extender {
     }
     if (binder_) {
       std::map<std::string, std::string> annotations;
-      if (kp->spec.wants_gpu()) annotations.emplace(kube::names::annotation_gpu_indices, kube::format_gpu_indices(b.gpus));
+      if (kp->spec.wants_gpu()) {
+        annotations.emplace(kube::names::annotation_gpu_indices, kube::format_gpu_indices(b.gpus));
+        add_hami_annotations(annotations, kp->spec, node, b.gpus, uuids, device_mem_mib);
+      }
       const std::string err = binder_(*kp, node, annotations);
       if (!err.empty()) {
         std::unique_lock lock(mu_);
@@ -550,6 +788,27 @@ class extender {
     return ok(json{{"Error", ""}});
   }
 
+  // HAMi's bind protocol, so that HAMi's NVIDIA device plugin hands the chosen GPUs to the pod
+  // (Project-HAMi/HAMi pkg/util/types.go; the plugin's GetPendingPod looks for bind-phase
+  // "allocating", bind-time and vgpu-node naming its node, then reads vgpu-devices-to-allocate).
+  // Written only when the node registered every chosen GPU's UUID (hami.io/node-nvidia-register);
+  // without HAMi the pod gets gpusched's own annotation alone. Memory per GPU: the pod's
+  // nvidia.com/gpumem, else the whole device; cores: the pod's share in percent (100: whole GPU).
+  static void add_hami_annotations(std::map<std::string, std::string>& out, const pod& p, const std::string& node, gpu_set gpus,
+                                   const std::vector<std::string>& uuids, std::int64_t device_mem_mib) {
+    bool known = gpus != 0;
+    for_each_gpu(gpus, [&](int g) { known = known && static_cast<std::size_t>(g) < uuids.size(); });
+    if (!known) return;
+    const std::int64_t mem = p.gpu_mem_mib > 0 ? p.gpu_mem_mib : device_mem_mib;
+    const std::string devices = kube::hami_pod_devices(uuids, gpus, mem, p.gpu_milli / 10);
+    out.emplace(kube::names::hami_devices_allocated, devices);
+    out.emplace(kube::names::hami_devices_to_allocate, devices);
+    out.emplace(kube::names::hami_assigned_node, node);
+    out.emplace(kube::names::hami_bind_phase, kube::names::hami_bind_allocating);
+    const auto now = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch());
+    out.emplace(kube::names::hami_bind_time, std::to_string(now.count()));
+  }
+
   // ExtenderPreemptionArgs -> ExtenderPreemptionResult. For each node kube-scheduler proposes,
   // gpusched's victim rules on its own accounting: all proposed victims leave; if the pod still does
   // not fit, or a victim is prod and the preemptor dev, the node is dropped; otherwise victims are
@@ -559,7 +818,8 @@ class extender {
   answer do_preempt(std::string_view body) {
     const json req = parse_body(body);
     const kube::json_at root(req, "");
-    const kube::kube_pod kp = kube::translate_pod(root.at("Pod").value(), nullptr, "Pod");
+    kube::kube_pod kp = kube::translate_pod(root.at("Pod").value(), nullptr, "Pod");
+    resolve(kp);
     struct proposal {
       std::string node;
       std::vector<std::string> uids;
@@ -653,6 +913,7 @@ class extender {
 
   mutable std::shared_mutex mu_;
   state st_;
+  std::unordered_map<std::string, kube::modeljob_fields> modeljobs_;  // under mu_; outlives rebuilds
 
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<profile_t>> pool_;

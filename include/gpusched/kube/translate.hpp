@@ -49,6 +49,17 @@ inline constexpr std::string_view label_priority = "ai.tencent.com/priority";
 inline constexpr std::string_view label_qos = "ai.tencent.com/qos-class";
 // Written by gpusched-extender's bind: the GPU indices of the pod on its node ("0,3").
 inline constexpr std::string_view annotation_gpu_indices = "gpusched.ai.tencent.com/gpu-indices";
+// HAMi's NVIDIA device protocol (Project-HAMi/HAMi pkg/util/types.go, pkg/device/devices.go,
+// pkg/device/nvidia/device.go): the node's devices as its device plugin registers them, and the
+// annotations a scheduler sets at bind for the device plugin's Allocate to find the pod and its GPUs.
+inline constexpr std::string_view hami_node_register = "hami.io/node-nvidia-register";
+inline constexpr std::string_view hami_devices_allocated = "hami.io/vgpu-devices-allocated";
+inline constexpr std::string_view hami_devices_to_allocate = "hami.io/vgpu-devices-to-allocate";
+inline constexpr std::string_view hami_assigned_node = "hami.io/vgpu-node";
+inline constexpr std::string_view hami_bind_time = "hami.io/bind-time";
+inline constexpr std::string_view hami_bind_phase = "hami.io/bind-phase";
+inline constexpr std::string_view hami_bind_allocating = "allocating";
+inline constexpr std::string_view hami_nvidia_type = "NVIDIA";  // NvidiaGPUDevice
 }  // namespace names
 
 // A JSON value with the path that reached it; every accessor throws naming the path.
@@ -276,11 +287,14 @@ struct modeljob_fields {
 };
 
 // Reads spec.modelType, spec.priority (0..10) and spec.qosClass of a ModelJob object.
-inline modeljob_fields parse_modeljob(const json& obj) {
-  const json_at root(obj, "");
+inline modeljob_fields parse_modeljob(const json& obj, const std::string& root_path = "") {
+  const json_at root(obj, root_path);
   modeljob_fields f;
   const auto spec = root.at("spec");
-  if (const auto v = spec.get("modelType")) f.model_type = v->str();
+  if (const auto v = spec.get("modelType")) {
+    f.model_type = v->str();
+    (void)short_name(*f.model_type, v->path().c_str());  // refused here, not when a pod takes it
+  }
   if (const auto v = spec.get("priority")) f.priority = v->integer(0, 10);
   if (const auto v = spec.get("qosClass")) f.qos = parse_qos(*v);
   return f;
@@ -298,6 +312,7 @@ struct kube_pod {
   resource_list requests;      // effective requests, every resource by name
   std::vector<toleration> tolerations;
   std::string owner_modeljob;  // name of the owning ModelJob, if any
+  modeljob_fields own;         // modelType, priority, qosClass from the pod's labels and itself (all set)
   std::optional<gpu_set> gpu_indices;  // from the extender's bind annotation
   pod spec;                    // gpusched's pod: name is "namespace/name"
   [[nodiscard]] bool terminal() const noexcept { return phase == "Succeeded" || phase == "Failed"; }
@@ -351,6 +366,21 @@ inline std::string format_gpu_indices(gpu_set s) {
     out += std::to_string(g);
   });
   return out;
+}
+
+// The scheduling attributes of k.spec: the owning ModelJob's fields where it has them (`job` may be
+// null: no ModelJob known), else the pod's own (k.own). A kube_pod built by hand, without k.own,
+// takes its spec's values as its own first. Cannot fail: parse_modeljob and translate_pod checked
+// every value.
+inline void apply_modeljob(kube_pod& k, const modeljob_fields* job) {
+  if (!k.own.model_type) k.own.model_type = std::string(k.spec.model_type.view());
+  if (!k.own.priority) k.own.priority = k.spec.priority;
+  if (!k.own.qos) k.own.qos = k.spec.qos;
+  const bool by_job_model = job != nullptr && job->model_type.has_value();
+  const std::string& model = by_job_model ? *job->model_type : *k.own.model_type;
+  k.spec.model_type = model.empty() ? short_name{} : short_name(model, "modelType");
+  k.spec.priority = core_priority(job != nullptr && job->priority ? *job->priority : *k.own.priority);
+  k.spec.qos = job != nullptr && job->qos ? *job->qos : *k.own.qos;
 }
 
 // Translates a v1.Pod. `owner` is the ModelJob named in the pod's ownerReferences when the caller
@@ -458,15 +488,11 @@ inline kube_pod translate_pod(const json& obj, const json* owner = nullptr, cons
   if (const auto it = labels.find(names::label_qos); it != labels.end()) {
     qos = parse_qos(json_at(json(it->second), lpath + std::string(names::label_qos)));
   }
-  if (owner != nullptr) {
-    const auto f = parse_modeljob(*owner);
-    if (f.model_type) model_type = *f.model_type;
-    if (f.priority) priority = *f.priority;
-    if (f.qos) qos = *f.qos;
-  }
-  if (!model_type.empty()) p.model_type = short_name(model_type, (lpath + std::string(names::label_model_type)).c_str());
-  p.priority = core_priority(priority);
-  p.qos = qos;
+  if (!model_type.empty()) (void)short_name(model_type, (lpath + std::string(names::label_model_type)).c_str());
+  k.own = modeljob_fields{model_type, priority, qos};
+  std::optional<modeljob_fields> job;
+  if (owner != nullptr) job = parse_modeljob(*owner);
+  apply_modeljob(k, job ? &*job : nullptr);
   detail::validate_under(p, root_path);
   return k;
 }
@@ -474,6 +500,7 @@ inline kube_pod translate_pod(const json& obj, const json* owner = nullptr, cons
 struct kube_node {
   node_spec spec;
   std::map<std::string, std::string, std::less<>> labels;
+  std::vector<std::string> gpu_uuids;  // by GPU index, from HAMi's register annotation; empty: unknown
   std::vector<taint> taints;
   bool unschedulable = false;
   std::int64_t allocatable_pods = 0;  // status.allocatable.pods; not enforced by the library yet
@@ -490,6 +517,93 @@ inline short_name gpu_model_name(std::string_view product, const std::string& pa
   return short_name(product, path.c_str());
 }
 
+namespace detail {
+// A decimal integer field of HAMi's register annotation.
+inline std::int64_t hami_int(std::string_view text, std::int64_t hi, const json_at& at, const std::string& what) {
+  std::int64_t v = 0;
+  if (text.empty() || text.size() > 10 || text.find_first_not_of("0123456789") != std::string_view::npos) {
+    at.fail(what + " '" + std::string(text) + "' is not a number");
+  }
+  for (const char ch : text) v = v * 10 + (ch - '0');
+  if (v > hi) at.fail(what + " " + std::to_string(v) + " is outside 0.." + std::to_string(hi));
+  return v;
+}
+}  // namespace detail
+
+// The GPU UUIDs by device index from HAMi's hami.io/node-nvidia-register annotation. Two forms exist
+// upstream (Project-HAMi/HAMi pkg/device/devices.go): JSON, a list of DeviceInfo objects
+// (MarshalNodeDevices: "id", "index", omitted when 0, ...), and the older text form
+// (EncodeNodeDevices): "id,count,devmem,devcore,type,numa,health[,index,mode]:" per device, where
+// the 7-field form has no index and lists the devices in index order (DecodeNodeDevices).
+inline std::vector<std::string> parse_hami_register(const json_at& at) {
+  const std::string text = at.str();
+  std::vector<std::string> uuids;
+  const auto put = [&](std::int64_t index, std::string id) {
+    if (id.empty()) at.fail("a device without an id");
+    if (id.find_first_of(",:;") != std::string::npos) at.fail("device id '" + id + "' contains a separator (',', ':' or ';')");
+    const auto i = static_cast<std::size_t>(index);
+    if (uuids.size() <= i) uuids.resize(i + 1);
+    if (!uuids[i].empty()) at.fail("GPU index " + std::to_string(index) + " is listed twice");
+    uuids[i] = std::move(id);
+  };
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '[') {
+    json list;
+    try {
+      list = json::parse(text);
+    } catch (const json::parse_error& e) {
+      at.fail(std::string("not JSON: ") + e.what());
+    }
+    const json_at root(list, at.path());
+    for (const auto& d : root.items()) {
+      const std::int64_t index = d.get("index") ? d.at("index").integer(0, max_gpus_per_node - 1) : 0;
+      put(index, d.at("id").str());
+    }
+  } else {
+    std::size_t start = 0, position = 0;
+    while (start < text.size()) {
+      const auto end = std::min(text.find(':', start), text.size());
+      const std::string_view dev = std::string_view(text).substr(start, end - start);
+      start = end + 1;
+      if (dev.empty()) continue;
+      std::vector<std::string_view> items;
+      for (std::size_t b = 0;;) {
+        const auto c = dev.find(',', b);
+        items.push_back(dev.substr(b, c == std::string_view::npos ? std::string_view::npos : c - b));
+        if (c == std::string_view::npos) break;
+        b = c + 1;
+      }
+      if (items.size() != 7 && items.size() != 9) {
+        at.fail("device '" + std::string(dev) + "' has " + std::to_string(items.size()) + " fields, expected 7 or 9");
+      }
+      const std::int64_t index = items.size() == 9 ? detail::hami_int(items[7], max_gpus_per_node - 1, at, "index")
+                                                    : static_cast<std::int64_t>(position);
+      if (index >= max_gpus_per_node) at.fail("more than " + std::to_string(max_gpus_per_node) + " devices");
+      put(index, std::string(items[0]));
+      ++position;
+    }
+  }
+  for (std::size_t i = 0; i < uuids.size(); ++i) {
+    if (uuids[i].empty()) at.fail("GPU index " + std::to_string(i) + " is missing");
+  }
+  return uuids;
+}
+
+// HAMi's pod annotation value for one container's devices (EncodePodSingleDevice of
+// EncodeContainerDevices): "UUID,NVIDIA,usedmem,usedcores:" per device, then ";" closing the
+// container; e.g. "GPU-0fc3eda5-e98b-a25b-5b0d-cf5c855d1448,NVIDIA,3000,0:;" in HAMi's docs.
+inline std::string hami_pod_devices(const std::vector<std::string>& uuids, gpu_set gpus, std::int64_t mem_mib,
+                                    std::int64_t cores_percent) {
+  std::string out;
+  for_each_gpu(gpus, [&](int g) {
+    out += uuids.at(static_cast<std::size_t>(g));
+    out += ',';
+    out += names::hami_nvidia_type;
+    out += ',' + std::to_string(mem_mib) + ',' + std::to_string(cores_percent) + ':';
+  });
+  return out + ';';
+}
+
 // Translates a v1.Node: status.allocatable (CPU rounded down to milli, memory down to MiB,
 // nvidia.com/gpu devices), GPU feature discovery labels for the devices' model and memory, taints
 // and spec.unschedulable. A node without nvidia.com/gpu allocatable falls back to the
@@ -500,6 +614,13 @@ inline kube_node translate_node(const json& obj, const std::string& root_path = 
   const auto meta = root.at("metadata");
   k.spec.name = meta.at("name").str();
   if (const auto l = meta.get("labels")) k.labels = l->string_map();
+  if (const auto a = meta.get("annotations")) {
+    const auto ann = a->string_map();  // checks that every annotation is a string
+    if (ann.contains(names::hami_node_register)) {
+      const json v = ann.find(names::hami_node_register)->second;
+      k.gpu_uuids = parse_hami_register(json_at(v, a->path() + "." + std::string(names::hami_node_register)));
+    }
+  }
   const std::string lpath = meta.path() + ".labels.";
   if (const auto spec = root.get("spec")) {
     if (const auto u = spec->get("unschedulable")) k.unschedulable = u->boolean();

@@ -1,0 +1,134 @@
+// libFuzzer harness: Kubernetes JSON through gpusched-extender's translation (kube/translate.hpp) and
+// its verbs in-process (tools/extender/extender.hpp). The first byte picks the target, the rest is
+// the JSON: 0 a Pod, 1 a Node, 2 a ModelJob, 3 /filter, 4 /prioritize, 5 /preempt, 6 /bind (the
+// ExtenderArgs, ExtenderPreemptionArgs and ExtenderBindingArgs bodies).
+//
+// Contract: a translation returns, or throws invalid_argument_error whose field() is the JSON path
+// (text that is not JSON at all throws a json::exception before translation starts); a verb answers
+// 200, or 400 with an Error text; a 400 or a refused bind (Error set) leaves the extender's state as it
+// was. Anything else escaping, or a sanitizer finding, is a crash.
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "../../tools/extender/extender.hpp"
+#include "fuzz_support.hpp"
+
+namespace {
+
+using gpusched::extender::answer;
+using gpusched::extender::extender;
+
+const char* const config = R"(apiVersion: kubescheduler.config.k8s.io/v1beta2
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: ai-scheduler
+  plugins:
+    preFilter:
+      enabled:
+      - name: GPUCheck
+    score:
+      enabled:
+      - name: LoadAware
+        weight: 10
+      - name: ModelAffinity
+        weight: 5
+)";
+
+// Two nodes ("a": 2 x V100, "b": 1 x T4) and one running pod on "a"; binds to "b" are refused by the
+// stand-in API server, binds elsewhere accepted; a bind of an unseen pod fetches "default/p".
+void seed(extender& ext) {
+  using namespace gpusched;
+  kube::kube_node a, b;
+  a.spec = node_spec{"a", 8000, 16384, {}, ""};
+  a.spec.add_gpus(2, "V100-SXM2-32GB", 32768, 0);
+  b.spec = node_spec{"b", 4000, 8192, {}, ""};
+  b.spec.add_gpus(1, "T4", 16384, 0);
+  ext.replace_nodes({a, b});
+  kube::kube_pod run;
+  run.uid = "run";
+  run.name = "run";
+  run.namespace_ = "default";
+  run.node_name = "a";
+  run.phase = "Running";
+  run.spec = make_pod("default/run").cpu(1000).memory(1024).gpu_share(500).model("resnet50");
+  ext.replace_pods({run});
+  ext.set_binder([](const kube::kube_pod&, const std::string& node, const std::map<std::string, std::string>&) {
+    return node == "b" ? std::string("the API server refused the binding") : std::string();
+  });
+  ext.set_pod_fetcher([](const std::string& ns, const std::string& name) -> std::optional<kube::kube_pod> {
+    if (ns != "default" || name != "p") return std::nullopt;
+    kube::kube_pod p;
+    p.uid = "p";
+    p.name = "p";
+    p.namespace_ = "default";
+    p.spec = make_pod("default/p").cpu(500).memory(512).gpu_share(1000);
+    return p;
+  });
+}
+
+[[noreturn]] void broken(const char* what) {
+  std::fprintf(stderr, "contract broken: %s\n", what);
+  std::abort();
+}
+
+void translation(int target, const std::string& text) {
+  using namespace gpusched;
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {  // not JSON: parse_error, or out_of_range for a number overflow
+    fuzz::refused(e);
+    return;
+  }
+  try {
+    if (target == 0) (void)kube::translate_pod(j, nullptr, "Pod");
+    if (target == 1) (void)kube::translate_node(j, "Node");
+    if (target == 2) (void)kube::parse_modeljob(j);
+  } catch (const invalid_argument_error& e) {
+    if (e.field().empty()) broken("an invalid_argument_error without a field");
+    fuzz::refused(e);
+  }
+}
+
+void verb(int target, const std::string& body) {
+  static std::unique_ptr<extender> fresh;
+  if (!fresh) {
+    fresh = std::make_unique<extender>(config, "fuzz.yaml");
+    seed(*fresh);
+  }
+  extender& ext = *fresh;
+  const auto before = ext.cluster_copy();
+  const auto pods_before = ext.bound_pods();
+  answer a;
+  if (target == 3) a = ext.filter(body);
+  if (target == 4) a = ext.prioritize(body);
+  if (target == 5) a = ext.preempt(body);
+  if (target == 6) a = ext.bind(body);
+  if (a.status != 200 && a.status != 400) broken("a status other than 200 or 400");
+  if (a.status == 400 || a.refused) {
+    const auto j = nlohmann::json::parse(a.body);  // the answer itself is always JSON
+    if (!j.contains("Error") || !j["Error"].is_string() || j["Error"].get<std::string>().empty())
+      broken("an error answer without its Error text");
+    if (!(ext.cluster_copy() == before) || ext.bound_pods() != pods_before) broken("an error answer changed the state");
+  }
+  // Successful binds and full-Node filters change the state; the next input starts from the seed.
+  if (ext.bound_pods() != pods_before || !(ext.cluster_copy() == before)) fresh.reset();
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const int target = data[0] % 7;
+  const std::string text = gpusched::fuzz::text_of(data + 1, size - 1);
+  if (target <= 2) {
+    translation(target, text);
+  } else {
+    verb(target, text);
+  }
+  return 0;
+}
