@@ -11,7 +11,8 @@
 //      both see the state held since the previous step, before any event of `now`;
 //   2. completions: jobs whose run ends at or before `now` leave (release), in end time order, then
 //      job index;
-//   3. withdrawals: waiting jobs whose deadline is at or before `now` leave the queue unplaced;
+//   3. withdrawals: waiting jobs whose deadline is at or before `now` leave the queue unplaced (a
+//      queue without for_each / erase_if, such as the two-tier scheduling_queue, takes no deadline);
 //   4. a scheduling cycle, when step 2 freed resources and the queue is not empty: the queue pops
 //      units until it has none (one pass, queue/queue_sort.hpp), each placed or found unschedulable;
 //      with skip_failed_shapes a pod shape that failed in this pass is not tried again (the pass only
@@ -136,6 +137,10 @@ class driver {
         throw invalid_argument_error("driver.jobs[" + std::to_string(j) + "]",
                                      "needs a finite arrive >= 0, duration >= 0 and deadline >= arrive");
       }
+      if (!withdraws && x.deadline != never) {
+        throw invalid_argument_error("driver.jobs[" + std::to_string(j) + "].deadline",
+                                     "this queue cannot withdraw a waiting pod (no for_each / erase_if): must be never");
+      }
     }
     order_.resize(n);
     for (std::uint32_t j = 0; j < n; ++j) order_[j] = j;
@@ -156,7 +161,9 @@ class driver {
       drop_stale();
       double now = next_ < n ? arrive(next_) : never;
       if (!ends_.empty()) now = std::min(now, ends_.top().end);
-      q_.for_each([&](const pod& p) { now = std::min(now, w_.job(w_.job_of(p)).deadline); });
+      if constexpr (withdraws) {
+        q_.for_each([&](const pod& p) { now = std::min(now, w_.job(w_.job_of(p)).deadline); });
+      }
       if (now == never) break;
       now_ = now;
       if constexpr (requires { c_.set_time(now); }) {
@@ -179,12 +186,14 @@ class driver {
         release(r.job, false);
         freed = true;
       }
-      q_.erase_if([&](const pod& p) {
-        const std::uint32_t j = w_.job_of(p);
-        if (w_.job(j).deadline > now) return false;
-        if constexpr (requires { obs_.withdrawn(j); }) obs_.withdrawn(j);
-        return true;
-      });
+      if constexpr (withdraws) {
+        q_.erase_if([&](const pod& p) {
+          const std::uint32_t j = w_.job_of(p);
+          if (w_.job(j).deadline > now) return false;
+          if constexpr (requires { obs_.withdrawn(j); }) obs_.withdrawn(j);
+          return true;
+        });
+      }
       if (freed && !q_.empty()) cycle(now);
       while (next_ < n && arrive(next_) == now) {
         const std::uint32_t j = order_[next_++];
@@ -209,6 +218,13 @@ class driver {
   [[nodiscard]] std::size_t preemptions() const noexcept { return preemptions_; }  // victims, all told
 
  private:
+  // Whether the queue can list and withdraw waiting pods (the sorted queues of queue/queue_sort.hpp
+  // can; the two-tier scheduling_queue cannot, so its jobs wait with no deadline).
+  static constexpr bool withdraws = requires(Q& q, const Q& cq) {
+    cq.for_each([](const pod&) {});
+    q.erase_if([](const pod&) { return false; });
+  };
+
   struct running_job {
     double end;
     std::uint32_t job;
@@ -236,8 +252,10 @@ class driver {
     if constexpr (Preempt::enabled) {
       const preemption_result plan = preempt_(c_, p, w_.bound_spec(j), now);
       if (!plan) return false;
+      victims_.clear();
       for (const preemption_victim& v : plan.victims) {  // already released by the plan's transaction
         const std::uint32_t vj = id_job_[v.record.id];
+        victims_.push_back(vj);
         ++gen_[vj];
         --running_;
         ++preemptions_;
@@ -245,8 +263,8 @@ class driver {
       }
       track(c_.find(w_.bound_spec(j).name)->id, j);
       start(j, plan.preemptor_binding, now, waited);
-      for (const preemption_victim& v : plan.victims) {
-        if (o_.requeue) q_.push(w_.spec(id_job_[v.record.id]), now);
+      if (o_.requeue) {  // the preemptor may have taken a victim's pod id: jobs noted before
+        for (const std::uint32_t vj : victims_) q_.push(w_.spec(vj), now);
       }
       return true;
     } else {
@@ -325,6 +343,7 @@ class driver {
   std::vector<binding> where_;
   std::vector<std::uint32_t> gen_;     // placements of each job so far (a completion of an older one is stale)
   std::vector<std::uint32_t> id_job_;  // the cluster's pod id -> job (preempt action on)
+  std::vector<std::uint32_t> victims_; // the jobs of the plan being applied
   std::vector<std::string> failed_shapes_;
   rejection_counts why_{};
   std::size_t next_ = 0, running_ = 0, preemptions_ = 0;

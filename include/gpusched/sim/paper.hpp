@@ -162,6 +162,12 @@ struct paper_result {
   }
 };
 
+// The preempt action both replays switch on with `preemption`: Kubernetes' DefaultPreemption over
+// the fit checks only (CPU, memory and GPU as NodeResourcesFit + GPUCheck accept them:
+// overcommit_fit without overcommit), as Kubernetes' PostFilter re-runs the Filter plugins.
+inline auto replay_fit_profile() { return make_profile(checks(overcommit_fit{overcommit_policy{}}), scores()); }
+using replay_preempt_action = preempt_action<replay_cluster, decltype(replay_fit_profile())>;
+
 namespace detail {
 // The paper protocol's jobs: arrival k at time k runs the trace pod order[k] and stays. The k-th
 // copy (k >= 1) of a trace pod bound is recorded under the name "<name>#<k>", since the cluster
@@ -226,12 +232,6 @@ struct paper_observer {
     res->final = e;
   }
 };
-
-// The preempt action both replays switch on with `preemption`: Kubernetes' DefaultPreemption over
-// the fit checks only (CPU, memory and GPU as NodeResourcesFit + GPUCheck accept them:
-// overcommit_fit without overcommit), as Kubernetes' PostFilter re-runs the Filter plugins.
-inline auto replay_fit_profile() { return make_profile(checks(overcommit_fit{overcommit_policy{}}), scores()); }
-using replay_preempt_action = preempt_action<replay_cluster, decltype(replay_fit_profile())>;
 
 // Runs the driver over the replay's configuration, with the preempt action when `preemption`.
 template <class W, class Q, class Place, class Observer>
