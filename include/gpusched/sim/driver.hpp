@@ -17,8 +17,9 @@
 //      units until it has none (one pass, queue/queue_sort.hpp), each placed or found unschedulable;
 //      with skip_failed_shapes a pod shape that failed in this pass is not tried again (the pass only
 //      takes resources away, so it would fail again);
-//   5. arrivals at `now`, in job index order (jobs may be listed in any order): each is tried at once; one that fits nowhere tries the
-//      preempt action, then waits in the queue (requeue) or fails for good (the FGD paper's rule);
+//   5. arrivals at `now`, in job index order (jobs may be listed in any order): each is tried at
+//      once; one that fits nowhere tries the preempt action, then waits in the queue (requeue) or
+//      fails for good (the FGD paper's rule);
 //   6. observer.step(d, now).
 // A placed job runs for its duration (never: it stays) and then completes. A job preempted by
 // another is released; with requeue it waits again (from `now`), else it is gone.
@@ -29,6 +30,8 @@
 //   failed(std::uint32_t j)                   withdrawn(std::uint32_t j)
 //   released(std::uint32_t j, const binding&, bool preempted)
 //   step(const driver&, double now)
+// Not here yet (ADR 0010): a gang action (all or nothing), an evict action and acting samples,
+// which the serving experiment's run_once needs before it can become a configuration.
 // The driver allocates nothing per event once its vectors have grown (the queue and the actions
 // keep their own promises; the skip_failed_shapes pass builds shape keys).
 #pragma once
@@ -296,7 +299,9 @@ class driver {
     while (!ends_.empty() && ends_.top().gen != gen_[ends_.top().job]) ends_.pop();
   }
 
-  // One pass of the queue (queue/queue_sort.hpp): each unit popped once and resolved.
+  // One pass of the queue (queue/queue_sort.hpp): each unit popped once and resolved. A unit of
+  // several pods (a gang in the two-tier queue) is tried member by member and stops at the first
+  // that fails; members already placed stay (all-or-nothing needs a gang action, not here yet).
   void cycle(double now) {
     if constexpr (requires { q_.on_cluster_event(cluster_event::resources_released, now); }) {
       q_.on_cluster_event(cluster_event::resources_released, now);

@@ -6,10 +6,13 @@
 //   - A placed pod runs for its trace duration, deletion_time - scheduled_time (or - creation_time
 //     for pods the real cluster never scheduled), then leaves and frees its resources.
 //   - A pod that does not fit waits (FIFO by arrival: the library's fifo_queue, queue/queue_sort.hpp).
-//     After each batch of departures the queue is
-//     retried in order; within one pass a pod shape that failed is not tried again, since the pass
-//     only takes resources away. A waiting pod is withdrawn at its deletion_time (the user gave up).
-//   - Events at the same second: departures, then withdrawals, then the queue, then arrivals.
+//     After each batch of departures the queue is retried in order; within one pass a pod shape
+//     that failed is not tried again, since the pass only takes resources away. A waiting pod is
+//     withdrawn at its deletion_time (the user gave up).
+//   - Events at the same second: departures, then withdrawals, then the queue, then arrivals (the
+//     order of the simulation driver, sim/driver.hpp, which runs this replay).
+//   - With dynamic_options::preemption, a pod that fits nowhere may preempt lower-priority pods;
+//     the victims wait in the queue again.
 //   - time_scale > 1 compresses the arrival clock (arrival = creation_time / time_scale) while
 //     durations and patience stay as in the trace: the real trace is lightly loaded (pods live 0.3
 //     days on average; the 1213 nodes hold about 0.2% of GPU capacity on time average), so
@@ -24,10 +27,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <numeric>
-#include <queue>
 #include <span>
 #include <string>
 #include <utility>
