@@ -5,10 +5,14 @@
 //   - A pod arrives at creation_time and is tried at once.
 //   - A placed pod runs for its trace duration, deletion_time - scheduled_time (or - creation_time
 //     for pods the real cluster never scheduled), then leaves and frees its resources.
-//   - A pod that does not fit waits (FIFO by arrival: the library's fifo_queue, queue/queue_sort.hpp). After each batch of departures the queue is
-//     retried in order; within one pass a pod shape that failed is not tried again, since the pass
-//     only takes resources away. A waiting pod is withdrawn at its deletion_time (the user gave up).
-//   - Events at the same second: departures, then withdrawals, then the queue, then arrivals.
+//   - A pod that does not fit waits (FIFO by arrival: the library's fifo_queue, queue/queue_sort.hpp).
+//     After each batch of departures the queue is retried in order; within one pass a pod shape
+//     that failed is not tried again, since the pass only takes resources away. A waiting pod is
+//     withdrawn at its deletion_time (the user gave up).
+//   - Events at the same second: departures, then withdrawals, then the queue, then arrivals (the
+//     order of the simulation driver, sim/driver.hpp, which runs this replay).
+//   - With dynamic_options::preemption, a pod that fits nowhere may preempt lower-priority pods;
+//     the victims wait in the queue again.
 //   - time_scale > 1 compresses the arrival clock (arrival = creation_time / time_scale) while
 //     durations and patience stay as in the trace: the real trace is lightly loaded (pods live 0.3
 //     days on average; the 1213 nodes hold about 0.2% of GPU capacity on time average), so
@@ -23,10 +27,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <numeric>
-#include <queue>
 #include <span>
 #include <string>
 #include <utility>
@@ -35,7 +37,9 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/queue/queue_sort.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/sim/driver.hpp"
 #include "gpusched/sim/metrics.hpp"
+#include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/rng.hpp"
 #include "gpusched/sim/replay_cluster.hpp"
 #include "gpusched/sim/trace.hpp"
@@ -47,6 +51,9 @@ struct dynamic_options {
   tie_break_rule ties = tie_break_rule::first_node;
   std::int64_t sample_period = 6 * 3600;  // seconds between samples
   double time_scale = 1.0;                // arrival clock compression (>= 1 raises the load)
+  // gpusched's: a pod that fits nowhere may preempt lower-priority pods (the driver's preempt
+  // action, Kubernetes' DefaultPreemption); victims wait in the queue again. Off by default.
+  bool preemption = false;
 };
 
 // The most samples one dynamic replay records: 2^24 (about 670 MB of dynamic_sample). The default
@@ -79,11 +86,81 @@ struct dynamic_result {
   double mean_delay = 0.0, p50_delay = 0.0, p95_delay = 0.0, p99_delay = 0.0, max_delay = 0.0;  // seconds
   std::vector<dynamic_sample> samples;
   std::map<std::string, std::size_t> withdrawn_by_shape;
+  std::size_t preempted = 0;  // runs ended by preemption (dynamic_options::preemption)
+  std::map<std::string, std::size_t> preempted_by_shape;
   double seconds = 0.0;
 
   [[nodiscard]] double days() const noexcept { return static_cast<double>(end - start) / 86400.0; }
 };
 
+namespace detail {
+// The dynamic replay's jobs: trace pod i arrives at arrive[i] (the scaled clock), runs its trace
+// duration and waits until deadline[i].
+struct dynamic_workload {
+  const trace* t;
+  const std::vector<std::int64_t>* arrive;
+  const std::vector<std::int64_t>* deadline;
+  std::vector<driver_job> jobs;
+
+  [[nodiscard]] std::size_t size() const noexcept { return jobs.size(); }
+  [[nodiscard]] const driver_job& job(std::uint32_t j) const noexcept { return jobs[j]; }
+  [[nodiscard]] const pod& spec(std::uint32_t j) const noexcept { return t->requests[j]; }
+  [[nodiscard]] const pod& bound_spec(std::uint32_t j) const noexcept { return t->requests[j]; }
+  [[nodiscard]] std::uint32_t job_of(const pod& p) const noexcept {
+    return static_cast<std::uint32_t>(&p - t->requests.data());
+  }
+};
+
+// The dynamic replay's metrics (see the top of this file).
+struct dynamic_observer {
+  const replay_cluster* c;
+  const dynamic_workload* w;
+  frag_tracker* frag;
+  dynamic_result* res;
+  std::vector<double> delays{};
+  double alloc_integral = 0.0, pending_integral = 0.0;
+  double last = 0.0;
+
+  template <class D>
+  void sample(const D& d, double t) {
+    res->samples.push_back(dynamic_sample{static_cast<std::int64_t>(t), totals(*c).gpu_milli_allocated(), d.running(),
+                                          d.pending(), frag->total().fragment()});
+  }
+  template <class D>
+  void advance(const D& d, double from, double to) {  // the state held over [from, to), within the window
+    const auto end = static_cast<double>(res->end);
+    const double dt = std::min(to, end) - std::min(from, end);
+    alloc_integral += static_cast<double>(totals(*c).gpu_milli_allocated()) * dt;
+    pending_integral += static_cast<double>(d.pending()) * dt;
+    last = to;
+  }
+  void placed(std::uint32_t j, const binding& b, double now, bool waited) {
+    frag->update(*c, b.node);
+    ++res->placed;
+    if (waited) ++res->placed_after_wait;
+    delays.push_back(now - w->job(j).arrive);
+  }
+  void released(std::uint32_t j, const binding& b, bool preempted) {
+    frag->update(*c, b.node);
+    if (preempted) {
+      ++res->preempted;
+      ++res->preempted_by_shape[shape_key(w->spec(j))];
+    }
+  }
+  void withdrawn(std::uint32_t j) {
+    ++res->withdrawn;
+    ++res->withdrawn_by_shape[shape_key(w->spec(j))];
+  }
+  template <class D>
+  void step(const D& d, double) noexcept {
+    res->max_pending = std::max(res->max_pending, d.pending());
+  }
+};
+}  // namespace detail
+
+// Replays the trace with its own clock: a configuration of the simulation driver (sim/driver.hpp)
+// with the FIFO queue, the trace's durations and deadlines, samples every o.sample_period and
+// skip_failed_shapes (the rules at the top of this file).
 template <class Profile>
 requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(const trace& t, Profile profile,
                                                                             const dynamic_options& o,
@@ -113,7 +190,7 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
     arrive[i] = std::llround(static_cast<double>(t.pods[i].creation_time) / o.time_scale);
     deadline[i] = arrive[i] + (t.pods[i].deletion_time - t.pods[i].creation_time);
   }
-  std::vector<std::uint32_t> arrivals(n);
+  std::vector<std::uint32_t> arrivals(n);  // the first and the last arrival
   std::iota(arrivals.begin(), arrivals.end(), 0U);
   std::stable_sort(arrivals.begin(), arrivals.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return arrive[a] < arrive[b]; });
@@ -137,97 +214,30 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
     }
   }
 
-  struct running_pod {
-    std::int64_t end;
-    std::uint32_t pod;
-    binding where;
-    bool operator>(const running_pod& b) const noexcept { return end != b.end ? end > b.end : pod > b.pod; }
-  };
-  std::priority_queue<running_pod, std::vector<running_pod>, std::greater<>> running;
-  fifo_queue pending;  // the library's FIFO model of QueueSort (queue/queue_sort.hpp)
-  auto index_of = [&](const pod& p) { return static_cast<std::uint32_t>(&p - t.requests.data()); };
-  std::vector<double> delays;
-  delays.reserve(n);
-
   dynamic_result res;
   res.policy = std::move(policy_name);
   res.seed = o.seed;
   res.gpu_capacity = totals(c).gpu_milli_capacity();
   res.pods = n;
   res.start = arrive[arrivals.front()];
-
-  double alloc_integral = 0.0, pending_integral = 0.0;
-  std::int64_t last = res.start;
-  std::int64_t next_sample = res.start;
   res.end = arrive[arrivals.back()];
-  auto advance = [&](std::int64_t now) {
-    while (next_sample <= now) {  // the state held since `last`, sampled at each period boundary
-      res.samples.push_back(dynamic_sample{next_sample, totals(c).gpu_milli_allocated(), running.size(), pending.size(),
-                                           frag.total().fragment()});
-      next_sample += o.sample_period;
-    }
-    const double dt = static_cast<double>(std::min(now, res.end) - std::min(last, res.end));
-    alloc_integral += static_cast<double>(totals(c).gpu_milli_allocated()) * dt;
-    pending_integral += static_cast<double>(pending.size()) * dt;
-    last = now;
-  };
-  auto try_place = [&](std::uint32_t i, std::int64_t now) {
-    const pod& p = t.requests[i];
-    const schedule_result d = s.schedule_one(c, p);
-    if (!d.scheduled) return false;
-    c.reserve(p, d.where);
-    frag.update(c, d.where.node);
-    running.push(running_pod{now + duration(i), i, d.where});
-    ++res.placed;
-    delays.push_back(static_cast<double>(now - arrive[i]));
-    return true;
-  };
-
-  std::size_t next_arrival = 0;
-  std::vector<std::string> failed_shapes;
-  constexpr std::int64_t never = std::numeric_limits<std::int64_t>::max();
-  while (next_arrival < n || !running.empty() || !pending.empty()) {
-    std::int64_t now = next_arrival < n ? arrive[arrivals[next_arrival]] : never;
-    if (!running.empty()) now = std::min(now, running.top().end);
-    pending.for_each([&](const pod& p) { now = std::min(now, deadline[index_of(p)]); });
-    advance(now);
-    bool freed = false;
-    while (!running.empty() && running.top().end <= now) {
-      const running_pod rp = running.top();
-      running.pop();
-      c.release(t.requests[rp.pod], rp.where);
-      frag.update(c, rp.where.node);
-      freed = true;
-    }
-    pending.erase_if([&](const pod& p) {
-      if (deadline[index_of(p)] > now) return false;
-      ++res.withdrawn;
-      ++res.withdrawn_by_shape[shape_key(p)];
-      return true;
-    });
-    if (freed && !pending.empty()) {  // one pass in FIFO order
-      failed_shapes.clear();
-      while (const auto u = pending.pop(static_cast<double>(now))) {
-        const pod& p = *u->pods[0];
-        const std::string key = shape_key(p);
-        if (std::find(failed_shapes.begin(), failed_shapes.end(), key) == failed_shapes.end() &&
-            try_place(index_of(p), now)) {
-          ++res.placed_after_wait;
-          pending.scheduled(u->ticket, static_cast<double>(now));
-        } else {
-          if (std::find(failed_shapes.begin(), failed_shapes.end(), key) == failed_shapes.end()) {
-            failed_shapes.push_back(key);
-          }
-          pending.unschedulable(u->ticket, static_cast<double>(now), rejection_counts{});
-        }
-      }
-    }
-    while (next_arrival < n && arrive[arrivals[next_arrival]] == now) {
-      const std::uint32_t i = arrivals[next_arrival++];
-      if (!try_place(i, now)) pending.push(t.requests[i], static_cast<double>(now));
-    }
-    res.max_pending = std::max(res.max_pending, pending.size());
+  detail::dynamic_workload w{&t, &arrive, &deadline, {}};
+  w.jobs.reserve(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    w.jobs.push_back(driver_job{static_cast<double>(arrive[i]), static_cast<double>(duration(i)),
+                                static_cast<double>(deadline[i])});
   }
+  detail::dynamic_observer obs{&c, &w, &frag, &res};
+  obs.delays.reserve(n);
+  obs.last = static_cast<double>(res.start);
+  fifo_queue pending;  // the library's FIFO model of QueueSort (queue/queue_sort.hpp)
+  driver_options d;
+  d.sample_period = static_cast<double>(o.sample_period);
+  d.skip_failed_shapes = true;
+  detail::drive_replay(c, w, pending, s, obs, d, o.preemption, o.seed);
+  std::vector<double>& delays = obs.delays;
+  const double alloc_integral = obs.alloc_integral, pending_integral = obs.pending_integral;
+  const std::int64_t last = static_cast<std::int64_t>(obs.last);
   res.last_event = last;
   const double span = static_cast<double>(res.end - res.start);
   if (span > 0) {

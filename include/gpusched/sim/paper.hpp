@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <span>
 #include <sstream>
@@ -32,7 +33,12 @@
 
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/pod.hpp"
+#include "gpusched/overcommit/overcommit_fit.hpp"
+#include "gpusched/overcommit/overcommit_policy.hpp"
+#include "gpusched/profile/static_profile.hpp"
+#include "gpusched/queue/queue_sort.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/sim/driver.hpp"
 #include "gpusched/sim/metrics.hpp"
 #include "gpusched/sim/rng.hpp"
 #include "gpusched/sim/replay_cluster.hpp"
@@ -46,6 +52,10 @@ struct paper_options {
   bool shuffle = true;                     // SHUFFLE_POD in their run scripts
   bool record_events = true;               // keep one event_sample per pod
   tie_break_rule ties = tie_break_rule::first_node;  // among equal scores, in the seeded node order
+  // gpusched's: a pod that fits nowhere may preempt lower-priority pods (the driver's preempt
+  // action, Kubernetes' DefaultPreemption); the victims are gone for good, as failed pods are. Off
+  // in the paper's protocol.
+  bool preemption = false;
 };
 
 namespace detail {
@@ -131,6 +141,8 @@ struct paper_result {
   event_sample final{};
   std::vector<event_sample> events;                    // one per arrival, when recorded
   std::map<std::string, std::size_t> failed_by_shape;  // shape_key -> failed pods
+  std::size_t pods_preempted = 0;                        // placed, then preempted (paper_options::preemption)
+  std::map<std::string, std::size_t> preempted_by_shape;  // shape_key -> preempted pods
   double seconds = 0.0;                                // wall time of the replay
 
   [[nodiscard]] double pct(double milli_value) const noexcept {
@@ -150,21 +162,97 @@ struct paper_result {
   }
 };
 
-// Binds an arrival; the k-th clone (k >= 1) of a trace pod is bound under the name "<name>#<k>",
-// since the cluster records bound pods by name. Scheduling saw the pod under its own name.
-inline void bind_arrival(replay_cluster& c, const pod& p, const binding& b, std::uint32_t k) {
-  if (k == 0) {
-    c.bind(p, b);
-    return;
+// The preempt action both replays switch on with `preemption`: Kubernetes' DefaultPreemption over
+// the fit checks only (CPU, memory and GPU as NodeResourcesFit + GPUCheck accept them:
+// overcommit_fit without overcommit), as Kubernetes' PostFilter re-runs the Filter plugins.
+inline auto replay_fit_profile() { return make_profile(checks(overcommit_fit{overcommit_policy{}}), scores()); }
+using replay_preempt_action = preempt_action<replay_cluster, decltype(replay_fit_profile())>;
+
+namespace detail {
+// The paper protocol's jobs: arrival k at time k runs the trace pod order[k] and stays. The k-th
+// copy (k >= 1) of a trace pod bound is recorded under the name "<name>#<k>", since the cluster
+// records bound pods by name; scheduling sees the pod under its own name.
+class paper_workload {
+ public:
+  paper_workload(const trace& t, const std::vector<std::uint32_t>& order)
+      : t_(&t), order_(&order), copy_(order.size(), unnumbered), bound_(t.requests.size(), 0) {}
+
+  [[nodiscard]] std::size_t size() const noexcept { return order_->size(); }
+  [[nodiscard]] driver_job job(std::uint32_t j) const noexcept { return driver_job{static_cast<double>(j), never, never}; }
+  [[nodiscard]] const pod& spec(std::uint32_t j) const noexcept { return t_->requests[(*order_)[j]]; }
+  [[nodiscard]] std::uint32_t trace_index(std::uint32_t j) const noexcept { return (*order_)[j]; }
+  const pod& bound_spec(std::uint32_t j) {
+    if (copy_[j] == unnumbered) copy_[j] = bound_[(*order_)[j]]++;
+    if (copy_[j] == 0) return spec(j);
+    clone_ = spec(j);  // reuses the buffer's capacity
+    clone_.name += "#" + std::to_string(copy_[j]);
+    return clone_;
   }
-  pod clone = p;
-  clone.name += "#" + std::to_string(k);
-  c.bind(clone, b);
+  // The protocol never queues a pod (driver_options::requeue is off), so no pod comes back.
+  [[nodiscard]] std::uint32_t job_of(const pod&) const {
+    throw invalid_argument_error("paper_workload", "the paper protocol queues no pod");
+  }
+
+ private:
+  static constexpr std::uint32_t unnumbered = std::numeric_limits<std::uint32_t>::max();
+  const trace* t_;
+  const std::vector<std::uint32_t>* order_;
+  std::vector<std::uint32_t> copy_;   // which copy of its trace pod each job is bound as
+  std::vector<std::uint32_t> bound_;  // copies of each trace pod numbered so far
+  pod clone_;
+};
+
+// The paper protocol's metrics: arrived GPU (failed pods included), one event_sample per arrival,
+// failed (and preempted) pods by shape, fragmentation kept up to date on every placement and release.
+struct paper_observer {
+  const replay_cluster* c;
+  paper_workload* w;
+  frag_tracker* frag;
+  paper_result* res;
+  bool record;
+  milli arrived_gpu = 0;
+
+  void arrived(std::uint32_t j) noexcept { arrived_gpu += w->spec(j).gpu_milli_total(); }
+  void placed(std::uint32_t, const binding& b, double, bool) { frag->update(*c, b.node); }
+  void failed(std::uint32_t j) {
+    ++res->pods_failed;
+    ++res->failed_by_shape[shape_key(w->spec(j))];
+  }
+  void released(std::uint32_t j, const binding& b, bool preempted) {
+    frag->update(*c, b.node);
+    if (preempted) {
+      ++res->pods_preempted;
+      ++res->preempted_by_shape[shape_key(w->spec(j))];
+    }
+  }
+  template <class D>
+  void step(const D&, double) {
+    const event_sample e{arrived_gpu, totals(*c).gpu_milli_allocated(), frag->total().fragment(), frag->total().idle()};
+    if (record) res->events.push_back(e);
+    res->final = e;
+  }
+};
+
+// Runs the driver over the replay's configuration, with the preempt action when `preemption`.
+template <class W, class Q, class Place, class Observer>
+void drive_replay(replay_cluster& c, W& w, Q& q, Place& place, Observer& obs, const driver_options& o, bool preemption,
+                  std::uint64_t seed) {
+  if (preemption) {
+    preemption_options po;
+    po.seed = seed;
+    drive(c, w, q, place, obs, o, replay_preempt_action(replay_fit_profile(), po));
+  } else {
+    drive(c, w, q, place, obs, o);
+  }
 }
+}  // namespace detail
 
 // Replays the trace under the paper's protocol with `profile` (any SchedulingProfile over
-// replay_cluster). The scheduler's tie-break is seeded with o.seed. A trace without pods, without
-// nodes or without GPUs throws invalid_argument_error: every metric is a share of GPU capacity.
+// replay_cluster): a configuration of the simulation driver (sim/driver.hpp) whose jobs arrive one
+// per second in the protocol's order, stay once placed and fail for good when they fit nowhere
+// (driver_options::requeue off). The scheduler's tie-break is seeded with o.seed. A trace without
+// pods, without nodes or without GPUs throws invalid_argument_error: every metric is a share of GPU
+// capacity.
 template <class Profile>
 requires SchedulingProfile<Profile, replay_cluster> paper_result run_paper(const trace& t, Profile profile,
                                                                         const paper_options& o,
@@ -188,23 +276,12 @@ requires SchedulingProfile<Profile, replay_cluster> paper_result run_paper(const
   res.tune = o.tune;
   res.gpu_capacity = totals(c).gpu_milli_capacity();
   if (o.record_events) res.events.reserve(order.size());
-  std::vector<std::uint32_t> bound(t.requests.size(), 0);  // copies of each trace pod bound so far
-  milli arrived = 0;
-  for (const std::uint32_t idx : order) {
-    const pod& p = t.requests[idx];
-    arrived += p.gpu_milli_total();
-    const schedule_result d = s.schedule_one(c, p);
-    if (d.scheduled) {
-      bind_arrival(c, p, d.where, bound[idx]++);
-      frag.update(c, d.where.node);
-    } else {
-      ++res.pods_failed;
-      ++res.failed_by_shape[shape_key(p)];
-    }
-    const event_sample e{arrived, totals(c).gpu_milli_allocated(), frag.total().fragment(), frag.total().idle()};
-    if (o.record_events) res.events.push_back(e);
-    res.final = e;
-  }
+  detail::paper_workload w(t, order);
+  detail::paper_observer obs{&c, &w, &frag, &res, o.record_events};
+  fifo_queue unused;  // the protocol never queues: a pod that fits nowhere fails
+  driver_options d;
+  d.requeue = false;
+  detail::drive_replay(c, w, unused, s, obs, d, o.preemption, o.seed);
   res.pods_arrived = order.size();
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;

@@ -1,8 +1,9 @@
 // gpusched/sim — the trace-driven simulator in one include: openb reader, the FGD paper's protocol,
-// dynamic replay, metrics and the policies by name. (Not part of gpusched.hpp, which holds the
-// scheduling library proper.)
+// dynamic replay (both configurations of the one driver, sim/driver.hpp), metrics and the policies
+// by name. (Not part of gpusched.hpp, which holds the scheduling library proper.)
 #pragma once
 
+#include "gpusched/sim/driver.hpp"
 #include "gpusched/sim/dynamic.hpp"
 #include "gpusched/sim/metrics.hpp"
 #include "gpusched/sim/openb.hpp"
