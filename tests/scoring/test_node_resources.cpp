@@ -78,8 +78,10 @@ TEST_CASE("scoring.requested_to_capacity_ratio (requested_to_capacity_ratio_test
   CHECK_THROWS_AS(requested_to_capacity_ratio({{0, 11}}), invalid_argument_error);
 }
 
-TEST_CASE("scoring.balanced_allocation (balanced_allocation_test.go)") {
-  const balanced_allocation s;
+TEST_CASE("scoring.balanced_allocation (balanced_allocation_test.go before PR #135573: BalanceAfter)") {
+  // The table from before kubernetes PR #135573 scores the balance after placement; the current
+  // default (ChangeInBalance) has its own cases in tests/scoring/test_balanced_allocation.cpp.
+  const balanced_allocation s{{}, balance_formula::after};
   auto m = two_nodes(4000, 10000, 6000, 10000);
   CHECK(s.score(m, p3000_5000, 0) == 87);
   CHECK(s.score(m, p3000_5000, 1) == 100);
@@ -93,7 +95,7 @@ TEST_CASE("scoring.balanced_allocation (balanced_allocation_test.go)") {
   g.nodes = {node_state{3500, 3000, 40000, 5000, 8}, node_state{3500, 3000, 40000, 5000, 8}};
   g.gpus.assign(2, std::vector<gpu_device>(8, gpu_device{short_name("V100M32"), 1000, 0, 0, 0, 0}));
   for (int i = 0; i < 3; ++i) g.gpus[0][static_cast<std::size_t>(i)].milli_free = 0;
-  const balanced_allocation three{{1, 1, 1}};
+  const balanced_allocation three{{1, 1, 1}, balance_formula::after};
   CHECK(three.score(g, make_pod("gpu").gpus(1), 0) == 70);
   CHECK(three.score(g, make_pod("gpu").gpus(1), 1) == 65);
 }

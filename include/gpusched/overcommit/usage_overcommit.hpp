@@ -34,6 +34,7 @@ struct usage_overcommit {
   overcommit_policy static_policy{};  // always admitted within these
   overcommit_policy hard_policy{};    // never exceeded, even when usage is low
   sla_guard guard{};
+  static constexpr bool fits_cpu_memory = true;  // decides CPU and memory: replaces the default resource_fit
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "UsageOvercommit"; }
 

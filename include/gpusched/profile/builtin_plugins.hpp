@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -150,16 +151,29 @@ void add_if_scores(dynamic_profile<C>& p, S s, std::int64_t weight, std::string_
 
 namespace plugins {
 
-struct gpu_check_plugin {
-  static constexpr std::string_view name = "GPUCheck";
-  static constexpr std::string_view summary = "filter: enough GPUs of an allowed model with the share and memory free";
-  using check_types = plugin_types<gpu_check>;
-  using score_types = plugin_types<>;
+// A plugin without args: its filter K and its scorer S, default-constructed (void: none). A
+// descriptor derives from it and adds its name and summary.
+template <class K, class S = void>
+struct argless_plugin {
+  using check_types = std::conditional_t<std::is_void_v<K>, plugin_types<>, plugin_types<K>>;
+  using score_types = std::conditional_t<std::is_void_v<S>, plugin_types<>, plugin_types<S>>;
   template <Cluster C>
+    requires(!std::is_void_v<K>)
   static void add_check(dynamic_profile<C>& p, const plugin_args& a, const plugin_context&) {
     a.allow_only({});
-    p.add_check(gpu_check{});
+    p.add_check(K{});
   }
+  template <Cluster C>
+    requires(!std::is_void_v<S>)
+  static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context&) {
+    a.allow_only({});
+    p.add_score(S{}, weight);
+  }
+};
+
+struct gpu_check_plugin : argless_plugin<gpu_check> {
+  static constexpr std::string_view name = "GPUCheck";
+  static constexpr std::string_view summary = "filter: enough GPUs of an allowed model with the share and memory free";
 };
 
 // NodeResourcesFit: the CPU / memory filter (with gpusched's `overcommit` ceilings) and the scoring
@@ -323,16 +337,9 @@ struct model_affinity_plugin {
   }
 };
 
-struct qos_aware_plugin {
+struct qos_aware_plugin : argless_plugin<void, qos_aware> {
   static constexpr std::string_view name = "QoSAware";
   static constexpr std::string_view summary = "score: Guaranteed pods spread, BestEffort pods pack on GPU share";
-  using check_types = plugin_types<>;
-  using score_types = plugin_types<qos_aware>;
-  template <Cluster C>
-  static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context&) {
-    a.allow_only({});
-    p.add_score(qos_aware{}, weight);
-  }
 };
 
 // FGD (Weng et al., USENIX ATC'23; scoring/fgd.hpp); also chooses the devices inside the node unless
@@ -421,52 +428,21 @@ struct best_fit_plugin : fgd_baseline_plugin<fgd_paper::best_fit> {
 // Kubernetes' node constraints (preflight/node_constraint_checks.hpp, scoring/node_constraint_scores.hpp;
 // upstream pkg/scheduler/framework/plugins/{nodeunschedulable,tainttoleration,nodeaffinity}).
 // NodeAffinity's addedAffinity is not read from YAML yet.
-struct node_unschedulable_plugin {
+struct node_unschedulable_plugin : argless_plugin<unschedulable_check> {
   static constexpr std::string_view name = "NodeUnschedulable";
   static constexpr std::string_view summary = "filter: nodes marked spec.unschedulable, unless the pod tolerates the taint";
-  using check_types = plugin_types<unschedulable_check>;
-  using score_types = plugin_types<>;
-  template <Cluster C>
-  static void add_check(dynamic_profile<C>& p, const plugin_args& a, const plugin_context&) {
-    a.allow_only({});
-    p.add_check(unschedulable_check{});
-  }
 };
 
-struct taint_toleration_plugin {
+struct taint_toleration_plugin : argless_plugin<taint_toleration, taint_toleration_score> {
   static constexpr std::string_view name = "TaintToleration";
   static constexpr std::string_view summary =
       "filter: NoSchedule/NoExecute taints the pod does not tolerate; score: fewer intolerable PreferNoSchedule taints";
-  using check_types = plugin_types<taint_toleration>;
-  using score_types = plugin_types<taint_toleration_score>;
-  template <Cluster C>
-  static void add_check(dynamic_profile<C>& p, const plugin_args& a, const plugin_context&) {
-    a.allow_only({});
-    p.add_check(taint_toleration{});
-  }
-  template <Cluster C>
-  static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context&) {
-    a.allow_only({});
-    p.add_score(taint_toleration_score{}, weight);
-  }
 };
 
-struct node_affinity_plugin {
+struct node_affinity_plugin : argless_plugin<node_affinity, node_affinity_score> {
   static constexpr std::string_view name = "NodeAffinity";
   static constexpr std::string_view summary =
       "filter: nodeSelector and required node affinity; score: preferred node affinity terms' weights";
-  using check_types = plugin_types<node_affinity>;
-  using score_types = plugin_types<node_affinity_score>;
-  template <Cluster C>
-  static void add_check(dynamic_profile<C>& p, const plugin_args& a, const plugin_context&) {
-    a.allow_only({});
-    p.add_check(node_affinity{});
-  }
-  template <Cluster C>
-  static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context&) {
-    a.allow_only({});
-    p.add_score(node_affinity_score{}, weight);
-  }
 };
 
 }  // namespace plugins

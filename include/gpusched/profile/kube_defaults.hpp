@@ -43,7 +43,7 @@ namespace kube {
 
 // E: an enabled entry with a `name` (and whatever else the caller keeps: weight, source position).
 template <class E>
-bool names(const std::vector<E>& list, std::string_view n) {
+bool lists_plugin(const std::vector<E>& list, std::string_view n) {
   for (const auto& e : list) {
     if (e.name == n) return true;
   }
@@ -94,13 +94,13 @@ template <class E, class S, class F>
 std::vector<E> expand_multi_point(const std::vector<E>& multi, const std::vector<E>& point, const S& disabled,
                                   F&& implements) {
   if (disables(disabled, "*")) return point;
-  auto overrides = [&](const E& e) { return names(multi, e.name) && implements(e.name) && !disables(disabled, e.name); };
+  auto overrides = [&](const E& e) { return lists_plugin(multi, e.name) && implements(e.name) && !disables(disabled, e.name); };
   std::vector<E> out;
   for (const auto& e : point) {
     if (overrides(e)) out.push_back(e);
   }
   for (const auto& m : multi) {
-    if (implements(m.name) && !disables(disabled, m.name) && !names(point, m.name)) out.push_back(m);
+    if (implements(m.name) && !disables(disabled, m.name) && !lists_plugin(point, m.name)) out.push_back(m);
   }
   for (const auto& e : point) {
     if (!overrides(e)) out.push_back(e);

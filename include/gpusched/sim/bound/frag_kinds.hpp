@@ -90,7 +90,29 @@ inline void classify_idle(const replay_cluster& c, const trace& t, frag_kinds_re
   }
 }
 
-// run_paper (sim/paper.hpp) with the final cluster classified.
+namespace detail {
+// The paper protocol's driver observer (sim/paper.hpp) reduced to what the classification needs:
+// arrived GPU, failed pods by kind, fragmentation kept up to date.
+struct frag_kinds_observer {
+  const replay_cluster* c;
+  const paper_workload* w;
+  frag_tracker* frag;
+  frag_kinds_result* res;
+
+  void arrived(std::uint32_t j) noexcept { res->arrived_gpu_milli += w->spec(j).gpu_milli_total(); }
+  void placed(std::uint32_t, const binding& b, double, bool) { frag->update(*c, b.node); }
+  void failed(std::uint32_t j) {
+    const pod& p = w->spec(j);
+    const auto k = static_cast<std::size_t>(kind_of(p));
+    ++res->failed_pods[k];
+    res->failed_gpu_milli[k] += p.gpu_milli_total();
+  }
+  void released(std::uint32_t, const binding& b, bool) { frag->update(*c, b.node); }
+};
+}  // namespace detail
+
+// run_paper (sim/paper.hpp) with the final cluster classified: the same driver configuration (same
+// arrivals, node order, scheduler and protocol), another observer.
 template <class Profile>
 requires SchedulingProfile<Profile, replay_cluster> frag_kinds_result run_paper_kinds(const trace& t, Profile profile,
                                                                                       const paper_options& o) {
@@ -108,20 +130,12 @@ requires SchedulingProfile<Profile, replay_cluster> frag_kinds_result run_paper_
 
   frag_kinds_result res;
   res.gpu_capacity = totals(c).gpu_milli_capacity();
-  std::vector<std::uint32_t> bound(t.requests.size(), 0);
-  for (const std::uint32_t idx : order) {
-    const pod& p = t.requests[idx];
-    res.arrived_gpu_milli += p.gpu_milli_total();
-    const schedule_result d = s.schedule_one(c, p);
-    if (d.scheduled) {
-      bind_arrival(c, p, d.where, bound[idx]++);
-      frag.update(c, d.where.node);
-    } else {
-      const auto k = static_cast<std::size_t>(kind_of(p));
-      ++res.failed_pods[k];
-      res.failed_gpu_milli[k] += p.gpu_milli_total();
-    }
-  }
+  detail::paper_workload w(t, order);
+  detail::frag_kinds_observer obs{&c, &w, &frag, &res};
+  fifo_queue unused;  // the protocol never queues: a pod that fits nowhere fails
+  driver_options d;
+  d.requeue = false;
+  detail::drive_replay(c, w, unused, s, obs, d, o.preemption, o.seed);
   res.pods_arrived = order.size();
   res.allocated_gpu_milli = totals(c).gpu_milli_allocated();
   res.fgd = frag.total();
