@@ -12,6 +12,7 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/sim/driver.hpp"
+#include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/replay_cluster.hpp"
 #include "support/builders.hpp"
 
@@ -222,6 +223,34 @@ TEST_CASE("driver: a sorted queue takes the workload's seq as the order among eq
     if (e.rfind("place ", 0) == 0) places.push_back(e);
   }
   CHECK(join(places) == join(log_t{"place c@0", "place a@1", "place b@2"}));
+}
+
+TEST_CASE("driver: a started gang that loses a member to preemption stops and starts over") {
+  // Two GPUs. Gang 0 = {x, y} (priority 0, run time 10) starts at 0. h (priority 10, runs 5 s)
+  // arrives at 2 and fits nowhere. Preempt action on: h preempts the gang (the gang stops at 2: its
+  // completion at 10 is dropped); x and y wait; at 7 h completes and both are placed again: the gang
+  // starts over at 7 and ends at 17. Switched off at run time: h waits until the gang ends at 10.
+  for (const bool active : {true, false}) {
+    CAPTURE(active);
+    gang_workload w;
+    w.add(whole("x", "g", 2), 0, 10, 0);
+    w.add(whole("y", "g", 2), 0, 10, 0);
+    pod h = whole("h");
+    h.priority = 10;
+    w.add(std::move(h), 2, 5);
+    fifo_queue q;
+    replay_cluster c = gpus(2);
+    scheduler<replay_cluster, fit_profile> s(fit());
+    log_observer obs{&w, {}};
+    drive(c, w, q, s, obs, driver_options{}, replay_preempt_action(replay_fit_profile(), preemption_options{}, nullptr, active));
+    log_t got;  // the gang's events and h's
+    for (const auto& e : obs.log) {
+      if (e.rfind("gang-", 0) == 0 || e.find(" h@") != std::string::npos) got.push_back(e);
+    }
+    const log_t on = {"gang-start 0@0", "arrive h@2", "gang-stop 0@2", "place h@2", "complete h@7", "gang-start 0@7", "gang-end 0@17"};
+    const log_t off = {"gang-start 0@0", "arrive h@2", "gang-end 0@10", "place h@10", "complete h@15"};
+    CHECK(join(got) == join(active ? on : off));
+  }
 }
 
 TEST_CASE("driver: the new options are checked, naming the field") {
