@@ -32,6 +32,7 @@
 #include "gpusched/gang/placement.hpp"
 #include "gpusched/profile/config_yaml.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/sim/driver.hpp"
 #include "gpusched/sim/serving/engine.hpp"
 #include "gpusched/sim/serving/scenario.hpp"
 
@@ -262,7 +263,269 @@ scheduler_config<C> wired_config(const profile_wiring& w) {
   return cfg;
 }
 
-// Runs one profile on one seed. `duration_s` < 0 uses the scenario's.
+namespace detail {
+
+// The experiment's jobs for the driver (sim/driver.hpp): one per pod, replicas first, then the
+// training workers, in submission order (seq); the workers of training job k form gang k. A replica
+// runs until the horizon; a gang for its job's duration.
+struct serving_workload {
+  std::vector<pod_rec> pods;
+  std::vector<driver_job> times;
+  std::unordered_map<std::string, std::size_t> by_name;
+
+  [[nodiscard]] std::size_t size() const noexcept { return pods.size(); }
+  [[nodiscard]] const driver_job& job(std::uint32_t j) const { return times[j]; }
+  [[nodiscard]] const pod& spec(std::uint32_t j) const { return pods[j].p; }
+  [[nodiscard]] const pod& bound_spec(std::uint32_t j) const { return pods[j].p; }
+  [[nodiscard]] std::uint32_t job_of(const pod& p) const { return static_cast<std::uint32_t>(by_name.at(p.name)); }
+  [[nodiscard]] std::uint32_t gang_of(std::uint32_t j) const {
+    return pods[j].job < 0 ? no_gang_index : static_cast<std::uint32_t>(pods[j].job);
+  }
+  [[nodiscard]] std::uint64_t seq(std::uint32_t j) const { return pods[j].seq; }  // equal priorities: submission order
+};
+
+// The driver's observer: keeps the serving engine (one clock with the driver) and the metrics in step
+// with the placements. Placements move replicas and CPU demand; a started gang adds its proxy load;
+// between steps the engine runs and its OOM crashes are counted; samples read utilisation, set the
+// node loads LoadAware scores against and, with leak eviction, restart leaking replicas.
+class serving_observer {
+ public:
+  serving_observer(serving::serving_engine& e, const serving::latency_model& lm, const serving::serving_setup& su,
+                   const serving::scenario& sc, experiment_cluster& cl, serving_workload& wl,
+                   const std::vector<serving::training_job>& jobs_in, const profile_wiring& w, scheduling_queue& queue,
+                   run_metrics& out)
+      : e_(e), lm_(lm), su_(su), sc_(sc), cl_(cl), wl_(wl), jobs_in_(jobs_in), w_(w), queue_(queue), out_(out),
+        monitor_(w.leak), jobs_(jobs_in.size()), cpu_demand_(static_cast<std::size_t>(sc.nodes.count), 0),
+        free_buf_(static_cast<std::size_t>(sc.nodes.gpus_per_node)),
+        last_busy_(static_cast<std::size_t>(sc.nodes.count) * static_cast<std::size_t>(sc.nodes.gpus_per_node), 0.0),
+        node_busy_(static_cast<std::size_t>(sc.nodes.count), 0.0) {
+    for (std::size_t j = 0; j < jobs_in.size(); ++j) {
+      jobs_[j].submit = jobs_in[j].submit_s;
+      jobs_[j].duration = jobs_in[j].duration_s;
+    }
+    for (std::size_t i = 0; i < wl.pods.size(); ++i) {
+      if (wl.pods[i].job >= 0) jobs_[static_cast<std::size_t>(wl.pods[i].job)].pods.push_back(i);
+    }
+  }
+
+  void arrived(std::uint32_t j) {
+    pod_rec& r = wl_.pods[j];
+    r.arrived = true;
+    if (r.job >= 0) jobs_[static_cast<std::size_t>(r.job)].submitted = true;
+  }
+  void placed(std::uint32_t j, const binding& b, double /*now*/, bool /*waited*/) {
+    pod_rec& r = wl_.pods[j];
+    r.bound = true;
+    r.where = b;
+    set_cpu(b.node, r.p.cpu_milli);
+    if (r.service >= 0) {
+      r.ran = true;
+      e_.place_replica(replica_of(r), e_.slot(b.node, std::countr_zero(b.gpus)));
+    }
+  }
+  void released(std::uint32_t j, const binding& /*where*/, bool preempted) {
+    pod_rec& r = wl_.pods[j];
+    if (preempted) out_.preemptions += 1.0;
+    r.bound = false;
+    set_cpu(r.where.node, -r.p.cpu_milli);
+    if (r.service >= 0) e_.remove_replica(replica_of(r));
+    if (w_.two_tier_queue) queue_.released(r.p);
+  }
+  void gang_started(std::uint32_t g, double now) {
+    job_rec& j = jobs_[g];
+    j.started = true;
+    j.start = now;
+    j.end = now + j.duration;
+    const serving::training_config& tc = *jobs_in_[g].config;
+    for (const std::size_t pi : j.pods) {
+      pod_rec& r = wl_.pods[pi];
+      r.ran = true;
+      for_each_gpu(r.where.gpus, [&](int gi) {
+        j.externals.push_back(e_.add_external(e_.slot(r.where.node, gi), lm_.id(tc.proxy_model), tc.proxy_batch,
+                                              r.where.gpu_milli, r.where.gpu_mem_mib));
+      });
+    }
+  }
+  void gang_stopped(std::uint32_t g) {  // preempted while running: no checkpoint in this model, it starts over
+    stop_job(jobs_[g]);
+    jobs_[g].started = false;
+    out_.jobs_restarted += 1.0;
+  }
+  void gang_finished(std::uint32_t g, double /*now*/) {
+    job_rec& j = jobs_[g];
+    j.finished = true;
+    stop_job(j);
+    out_.jct_mean_s += j.end - j.submit;
+    out_.jobs_finished += 1.0;
+  }
+  template <class D>
+  void advance(const D&, double /*from*/, double to) {
+    advance_to(to);
+  }
+  template <class D>
+  void sample(const D&, double t) {
+    advance_to(t);
+    const auto& np = sc_.nodes;
+    const double dt = sc_.utilisation_sample_s;
+    const std::size_t gpus = last_busy_.size();
+    double busy = 0.0;
+    for (serving::gpu_slot g = 0; g < gpus; ++g) {
+      const double b = e_.gpu_busy_seconds(g);
+      busy += b - last_busy_[g];
+      node_busy_[e_.node_of(g)] += b - last_busy_[g];
+      last_busy_[g] = b;
+    }
+    const double u = busy / (static_cast<double>(gpus) * dt);
+    // The node-metrics reading LoadAware scores against (Koordinator's NodeMetric): CPU demand and
+    // memory requests over capacity, mean GPU busy share over the last sample interval.
+    for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
+      node_metrics m;
+      m.cpu_used = std::min(1.0, static_cast<double>(cpu_demand_[n]) / static_cast<double>(np.cpu_milli));
+      m.mem_used = std::min(1.0, static_cast<double>(cl_.base().resources(n).mem_allocated) /
+                                     static_cast<double>(np.memory_mib));
+      m.gpu_used = std::min(1.0, node_busy_[n] / (static_cast<double>(np.gpus_per_node) * dt));
+      node_busy_[n] = 0.0;
+      cl_.base().set_load(n, &m);
+    }
+    if (w_.leak_eviction) check_leaks(t);
+    umin_ = std::min(umin_, u);
+    umax_ = std::max(umax_, u);
+    usum_ += u;
+    ++samples_;
+  }
+
+  // The run's metrics from the engine and what was observed.
+  void finish(double T) {
+    serving::latency_histogram all;
+    std::uint64_t completed = 0, arrived = 0, within = 0;
+    for (const serving::service_id s : su_.services) {
+      const auto& m = e_.metrics(s);
+      all.merge(m.latency);
+      completed += m.completed;
+      arrived += m.arrived;
+      within += m.completed_within_slo;
+    }
+    out_.throughput_qps = static_cast<double>(completed) / T;
+    out_.p50_ms = all.quantile(0.50) * 1e3;
+    out_.p95_ms = all.quantile(0.95) * 1e3;
+    out_.p99_ms = all.quantile(0.99) * 1e3;
+    out_.slo_attainment_pct = arrived == 0 ? 0.0 : 100.0 * static_cast<double>(within) / static_cast<double>(arrived);
+    out_.gpu_util_mean_pct = samples_ == 0 ? 0.0 : 100.0 * usum_ / static_cast<double>(samples_);
+    out_.gpu_util_swing_pct = samples_ == 0 ? 0.0 : 100.0 * (umax_ - umin_);
+    std::size_t ran = 0, submitted = 0;
+    for (const auto& r : wl_.pods) {
+      ran += r.ran ? 1 : 0;
+      submitted += r.submit < T ? 1 : 0;
+    }
+    out_.sched_success_pct =
+        submitted == 0 ? 100.0 : 100.0 * static_cast<double>(ran) / static_cast<double>(submitted);
+    if (out_.jobs_finished > 0) out_.jct_mean_s /= out_.jobs_finished;
+    out_.partial_gang_gpu_hours = held_partial_gpu_s_ / 3600.0;
+    out_.leak_ttf_left_min_s = std::isfinite(ttf_left_min_) ? ttf_left_min_ : 0.0;
+  }
+
+ private:
+  [[nodiscard]] serving::replica_id replica_of(const pod_rec& r) const {
+    return su_.replicas[static_cast<std::size_t>(r.service)][static_cast<std::size_t>(r.replica)];
+  }
+  void set_cpu(node_index n, milli d) {
+    cpu_demand_[n] += d;
+    e_.set_node_cpu_demand(n, cpu_demand_[n]);
+    monitor_.reset(n);  // the node's tenants changed: a step, not a trend
+  }
+  void stop_job(job_rec& j) {
+    for (const auto x : j.externals) e_.remove_external(x);
+    j.externals.clear();
+  }
+
+  // Runs the engine to t: GPUs held by gangs that have not started and replicas not bound are
+  // counted over [clock, t); OOM crashes restart by themselves (engine.auto_restart).
+  void advance_to(double t) {
+    if (!(t > clock_)) return;
+    for (const auto& r : wl_.pods) {
+      if (r.bound && r.job >= 0 && !jobs_[static_cast<std::size_t>(r.job)].started)
+        held_partial_gpu_s_ += (t - clock_) * r.where.gpu_count();
+      if (r.service >= 0 && r.arrived && !r.bound) out_.replicas_pending_s += t - clock_;
+    }
+    e_.run_until(t);
+    clock_ = t;
+    for (const auto& n : e_.take_notifications()) {
+      if (n.what == serving::notification::kind::replica_oom) {
+        out_.oom_crashes += 1.0;
+        ttf_left_min_ = 0.0;
+        monitor_.reset(e_.node_of(n.gpu));
+      }
+    }
+  }
+
+  // Leak eviction: per-device free memory readings; a node whose device will be full within the
+  // detector's horizon (reading interval + start-up) gets its leaking replica restarted in place (a
+  // planned restart, before the device fills up).
+  void check_leaks(double now) {
+    const auto& np = sc_.nodes;
+    for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
+      for (int g = 0; g < np.gpus_per_node; ++g) {
+        const serving::gpu_slot sl = e_.slot(n, g);
+        free_buf_[static_cast<std::size_t>(g)] =
+            static_cast<std::int32_t>(std::max(0.0, e_.gpu_memory_total_mib(sl) - e_.gpu_memory_used_mib(sl)));
+      }
+      monitor_.record(n, now, free_buf_);
+      if (!monitor_.check(n, rep_)) continue;
+      const eviction_plan plan = plan_eviction(
+          cl_, rep_,
+          [&](const bound_pod& bp) -> std::int64_t {
+            const auto& r = wl_.pods[wl_.by_name.at(bound_pod_spec(cl_, bp.id).name)];
+            if (r.service < 0) return -1;
+            return static_cast<std::int64_t>(e_.replica_memory_mib(replica_of(r)));
+          },
+          w_.eviction);
+      bool acted = false;
+      for (const auto& c : plan.evict()) {
+        const auto& r = wl_.pods[wl_.by_name.at(c.name)];
+        if (r.service < 0) continue;  // a training worker does not leak in this model: left alone
+        const serving::replica_id rid = replica_of(r);
+        const serving::gpu_slot sl = e_.gpu_of(rid);
+        if (const double rate = e_.gpu_leak_rate_mib_per_s(sl); rate > 0.0) {
+          ttf_left_min_ = std::min(ttf_left_min_, (e_.gpu_memory_total_mib(sl) - e_.gpu_memory_used_mib(sl)) / rate);
+        }
+        e_.remove_replica(rid);
+        e_.place_replica(rid, sl);  // the replacement starts clean on the same device
+        out_.leak_restarts += 1.0;
+        acted = true;
+      }
+      if (acted) monitor_.reset(n);
+    }
+  }
+
+  serving::serving_engine& e_;
+  const serving::latency_model& lm_;
+  const serving::serving_setup& su_;
+  const serving::scenario& sc_;
+  experiment_cluster& cl_;
+  serving_workload& wl_;
+  const std::vector<serving::training_job>& jobs_in_;
+  const profile_wiring& w_;
+  scheduling_queue& queue_;
+  run_metrics& out_;
+  gpu_memory_monitor monitor_;
+  std::vector<job_rec> jobs_;
+  std::vector<milli> cpu_demand_;
+  std::vector<std::int32_t> free_buf_;
+  leak_report rep_;
+  std::vector<double> last_busy_, node_busy_;
+  double clock_ = 0.0, held_partial_gpu_s_ = 0.0;
+  double umin_ = std::numeric_limits<double>::infinity(), umax_ = 0.0, usum_ = 0.0;
+  double ttf_left_min_ = std::numeric_limits<double>::infinity();
+  std::size_t samples_ = 0;
+};
+
+}  // namespace detail
+
+// Runs one profile on one seed. `duration_s` < 0 uses the scenario's. A configuration of the
+// simulation driver (sim/driver.hpp, ADR 0010): arrivals only enter the queue (two-tier, or priority
+// sort in submission order), a cycle runs when anything arrived or finished (and, for the two-tier
+// queue, at every sample), the place / preempt / gang actions come from the wiring, and the period
+// ends at the horizon with pods still running.
 inline run_metrics run_once(const serving::scenario& sc, const serving::latency_model& lm, const profile_wiring& w,
                             std::uint64_t seed, double duration_s = -1.0) {
   using namespace serving;
@@ -273,19 +536,18 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   opts.seed = seed;
   scheduler<C, dynamic_profile<C>> sched(cfg.profiles.front().profile, opts);
   // gpusched's gangs: gang_placer over the same profile (all members reserved, or nothing changed).
-  gang_placer<dynamic_profile<C>> placer(cfg.profiles.front().profile);
+  gang_action<dynamic_profile<C>> gangs(cfg.profiles.front().profile, w.gang_all_or_nothing);
   // Preemption's what-if runs the fit filters only (Kubernetes' PostFilter re-runs Filter plugins):
   // CPU, memory and GPU fit under the profile's ceilings (overcommit_fit with no overcommit accepts
   // exactly what NodeResourcesFit + GPUCheck accept), devices best fit as the profile's selector.
   auto fit_only = make_profile(checks(overcommit_fit{w.overcommit}), scores());
   preemption_options po;
   po.seed = seed;
-  preemptor<C, decltype(fit_only)> pre(fit_only, po);
   preemption_budget budget(w.budget);
   preemption_budget* bud = w.preemption_budget ? &budget : nullptr;
+  preempt_action<C, decltype(fit_only)> preempt(fit_only, po, bud, w.preemption);
   scheduling_queue queue(w.queue);
   priority_sort_queue by_priority;  // kube-default's order (queue/queue_sort.hpp)
-  gpu_memory_monitor monitor(w.leak);
   w.eviction.validate();
 
   serving_engine e(lm, sc.engine);
@@ -301,335 +563,44 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   queue.set_capacity({np.cpu_milli * np.count, np.memory_mib * np.count,
                       static_cast<milli>(np.gpus_per_node) * gpu_milli_whole * np.count});
 
-  std::vector<detail::pod_rec> pods;
+  detail::serving_workload wl;
   std::uint64_t seq = 0;
   for (std::size_t i = 0; i < sc.services.size(); ++i) {
     const auto& s = sc.services[i];
     int k = 0;
-    for (; k < s.replicas; ++k) pods.push_back(detail::pod_rec{replica_pod(s, k), static_cast<int>(i), k, -1, seq++, 0.0});
+    for (; k < s.replicas; ++k) wl.pods.push_back(detail::pod_rec{replica_pod(s, k), static_cast<int>(i), k, -1, seq++, 0.0});
     for (const auto& st : s.scale_up) {
       for (int m = 0; m < st.replicas; ++m, ++k)
-        pods.push_back(detail::pod_rec{replica_pod(s, k), static_cast<int>(i), k, -1, seq++, st.at_s});
+        wl.pods.push_back(detail::pod_rec{replica_pod(s, k), static_cast<int>(i), k, -1, seq++, st.at_s});
     }
   }
   const auto jobs_in = expand_training(sc);
-  std::vector<detail::job_rec> jobs(jobs_in.size());
   for (std::size_t j = 0; j < jobs_in.size(); ++j) {
-    jobs[j].submit = jobs_in[j].submit_s;
-    jobs[j].duration = jobs_in[j].duration_s;
     for (pod& p : training_pods(jobs_in[j])) {
-      jobs[j].pods.push_back(pods.size());
-      pods.push_back(detail::pod_rec{std::move(p), -1, -1, static_cast<int>(j), seq++, jobs_in[j].submit_s});
+      wl.pods.push_back(detail::pod_rec{std::move(p), -1, -1, static_cast<int>(j), seq++, jobs_in[j].submit_s});
     }
   }
-  std::unordered_map<std::string, std::size_t> by_name;
-  for (std::size_t i = 0; i < pods.size(); ++i) by_name.emplace(pods[i].p.name, i);
-  std::size_t submitted = 0;
-  for (const auto& r : pods) submitted += r.submit < T ? 1 : 0;
+  for (std::size_t i = 0; i < wl.pods.size(); ++i) {
+    const auto& r = wl.pods[i];
+    wl.by_name.emplace(r.p.name, i);
+    wl.times.push_back(driver_job{r.submit, r.job < 0 ? never : jobs_in[static_cast<std::size_t>(r.job)].duration_s, never});
+  }
 
   run_metrics out;
-  double now = 0.0;
-  std::vector<milli> cpu_demand(static_cast<std::size_t>(np.count), 0);
-  auto set_cpu = [&](node_index n, milli d) {
-    cpu_demand[n] += d;
-    e.set_node_cpu_demand(n, cpu_demand[n]);
-    monitor.reset(n);  // the node's tenants changed: a step, not a trend
-  };
-  auto replica_of = [&](const detail::pod_rec& r) {
-    return su.replicas[static_cast<std::size_t>(r.service)][static_cast<std::size_t>(r.replica)];
-  };
-  // Records a reservation the cluster already holds.
-  auto on_bound = [&](detail::pod_rec& r, const binding& b) {
-    r.bound = true;
-    r.where = b;
-    set_cpu(b.node, r.p.cpu_milli);
-    if (r.service >= 0) {
-      r.ran = true;
-      e.place_replica(replica_of(r), e.slot(b.node, std::countr_zero(b.gpus)));
-    }
-  };
-  // Records a release the cluster already did (preemption's transaction) and requeues the pod.
-  auto on_released = [&](detail::pod_rec& r) {
-    r.bound = false;
-    set_cpu(r.where.node, -r.p.cpu_milli);
-    if (r.service >= 0) e.remove_replica(replica_of(r));
-    if (w.two_tier_queue) queue.released(r.p);
-  };
-  auto push = [&](detail::pod_rec& r) {
-    if (r.queued) return;
-    if (w.two_tier_queue) {
-      queue.push(r.p, now);
-    } else {
-      by_priority.push(r.p, now, r.seq);  // equal priorities in submission (pod) order
-    }
-    r.queued = true;
-  };
-
-  double held_partial_gpu_s = 0.0;
-  auto start_job = [&](detail::job_rec& j) {
-    j.started = true;
-    j.start = now;
-    j.end = now + j.duration;
-    const training_config& tc = *jobs_in[static_cast<std::size_t>(&j - jobs.data())].config;
-    for (const std::size_t pi : j.pods) {
-      auto& r = pods[pi];
-      r.ran = true;
-      for_each_gpu(r.where.gpus, [&](int g) {
-        j.externals.push_back(e.add_external(e.slot(r.where.node, g), lm.id(tc.proxy_model), tc.proxy_batch,
-                                             r.where.gpu_milli, r.where.gpu_mem_mib));
-      });
-    }
-  };
-  auto stop_job = [&](detail::job_rec& j) {
-    for (const auto x : j.externals) e.remove_external(x);
-    j.externals.clear();
-  };
-
-  // Kubernetes preemption for pod r (PostFilter): victims leave (whole gangs), r takes their place.
-  auto try_preempt = [&](detail::pod_rec& r) -> bool {
-    if (!w.preemption) return false;
-    const preemption_result plan = pre.plan(cl, r.p, now, bud);
-    if (!plan) return false;
-    pre.apply(cl, r.p, plan, now, bud);
-    out.preemptions += static_cast<double>(plan.victims.size());
-    for (const auto& v : plan.victims) {
-      auto& vr = pods[by_name.at(v.spec.name)];
-      on_released(vr);
-      if (vr.job >= 0) {
-        auto& vj = jobs[static_cast<std::size_t>(vr.job)];
-        if (vj.started) {  // no checkpoint in this model: the job starts over
-          stop_job(vj);
-          vj.started = false;
-          out.jobs_restarted += 1.0;
-        }
-      }
-    }
-    on_bound(r, plan.preemptor_binding);
-    for (const auto& v : plan.victims) push(pods[by_name.at(v.spec.name)]);
-    return true;
-  };
-
-  // Places one pending unit (a pod, or a whole gang under all-or-nothing); rejections for the queue.
-  rejection_counts why;
-  std::vector<char> gang_tried(jobs.size(), 0);
-  auto place_unit = [&](std::size_t idx) -> bool {
-    auto& r = pods[idx];
-    why = rejection_counts{};
-    if (r.bound) return true;
-    if (r.job < 0 || !w.gang_all_or_nothing) {
-      const schedule_result res = sched.place_one(cl, r.p);
-      bool ok = static_cast<bool>(res);
-      if (ok) {
-        on_bound(r, res.where);
-      } else {
-        why = res.rejections;
-        // A gang's members do not preempt under all-or-nothing (one member's room is not the gang's).
-        ok = try_preempt(r);
-      }
-      if (r.job >= 0) {
-        auto& j = jobs[static_cast<std::size_t>(r.job)];
-        bool all = true;
-        for (const std::size_t pi : j.pods) all = all && pods[pi].bound;
-        if (all && !j.started) start_job(j);
-      }
-      return ok;
-    }
-    auto& j = jobs[static_cast<std::size_t>(r.job)];
-    if (gang_tried[static_cast<std::size_t>(r.job)]) return false;
-    gang_tried[static_cast<std::size_t>(r.job)] = 1;
-    // One role per member so that each keeps its own pod (and name) in the cluster's records.
-    auto gb = make_gang(jobs_in[static_cast<std::size_t>(r.job)].name);
-    for (const std::size_t pi : j.pods) gb.role(pods[pi].p.name, pods[pi].p, 1);
-    const gang_spec g = gb.priority(r.p.priority).submitted(j.submit);
-    const gang_result gr = placer.place(cl, g);
-    if (!gr) {
-      why = gr.failure.rejections;
-      return false;
-    }
-    for (const member_binding& mb : gr.members) on_bound(pods[j.pods[mb.role]], mb.where);
-    start_job(j);
-    return true;
-  };
-
-  // One scheduling cycle over any QueueSort: each unit popped once (a gang is one unit in the
-  // two-tier queue; the priority sort pops pods, and a gang member places its whole gang under
-  // all-or-nothing), then scheduled or unschedulable with its rejections.
-  auto drain = [&](auto& q) {
-    while (auto u = q.pop(now)) {
-      bool ok = true;
-      for (const pod* pp : u->pods) {
-        const std::size_t i = by_name.at(pp->name);
-        ok = place_unit(i) && ok;
-        if (!ok && w.gang_all_or_nothing && pods[i].job >= 0) break;
-      }
-      if (ok) {
-        for (const pod* pp : u->pods) pods[by_name.at(pp->name)].queued = false;
-        q.scheduled(u->ticket, now);
-      } else {
-        q.unschedulable(u->ticket, now, why);
-      }
-    }
-  };
-  auto cycle = [&] {
-    cl.set_time(now);
-    std::fill(gang_tried.begin(), gang_tried.end(), 0);
-    if (w.two_tier_queue) {
-      drain(queue);
-    } else {
-      drain(by_priority);
-    }
-  };
-
-  // Leak eviction: per-device free memory readings; a node whose device will be full within the
-  // detector's horizon (reading interval + start-up) gets its leaking replica restarted in place (a
-  // planned restart, before the device fills up).
-  std::vector<std::int32_t> free_buf(static_cast<std::size_t>(np.gpus_per_node));
-  leak_report rep;
-  double ttf_left_min = std::numeric_limits<double>::infinity();
-  auto check_leaks = [&] {
-    for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
-      for (int g = 0; g < np.gpus_per_node; ++g) {
-        const gpu_slot sl = e.slot(n, g);
-        free_buf[static_cast<std::size_t>(g)] =
-            static_cast<std::int32_t>(std::max(0.0, e.gpu_memory_total_mib(sl) - e.gpu_memory_used_mib(sl)));
-      }
-      monitor.record(n, now, free_buf);
-      if (!monitor.check(n, rep)) continue;
-      const eviction_plan plan = plan_eviction(
-          cl, rep,
-          [&](const bound_pod& bp) -> std::int64_t {
-            const auto& r = pods[by_name.at(bound_pod_spec(cl, bp.id).name)];
-            if (r.service < 0) return -1;
-            return static_cast<std::int64_t>(e.replica_memory_mib(replica_of(r)));
-          },
-          w.eviction);
-      bool acted = false;
-      for (const auto& c : plan.evict()) {
-        const auto& r = pods[by_name.at(c.name)];
-        if (r.service < 0) continue;  // a training worker does not leak in this model: left alone
-        const replica_id rid = replica_of(r);
-        const gpu_slot sl = e.gpu_of(rid);
-        if (const double rate = e.gpu_leak_rate_mib_per_s(sl); rate > 0.0) {
-          ttf_left_min = std::min(ttf_left_min, (e.gpu_memory_total_mib(sl) - e.gpu_memory_used_mib(sl)) / rate);
-        }
-        e.remove_replica(rid);
-        e.place_replica(rid, sl);  // the replacement starts clean on the same device
-        out.leak_restarts += 1.0;
-        acted = true;
-      }
-      if (acted) monitor.reset(n);
-    }
-  };
-
-  // Event times: pod arrivals, completions, utilisation samples.
-  const double dt = sc.utilisation_sample_s;
-  const std::size_t gpus = static_cast<std::size_t>(np.count) * static_cast<std::size_t>(np.gpus_per_node);
-  std::vector<double> last_busy(gpus, 0.0);
-  std::vector<double> node_busy(static_cast<std::size_t>(np.count), 0.0);
-  double umin = std::numeric_limits<double>::infinity(), umax = 0.0, usum = 0.0;
-  std::size_t samples = 0;
-  double next_sample = dt;
-  bool sampled = false;
-  while (true) {
-    bool changed = now == 0.0;
-    for (auto& r : pods) {
-      if (!r.arrived && r.submit <= now && r.submit < T) {
-        r.arrived = changed = true;
-        if (r.job >= 0) jobs[static_cast<std::size_t>(r.job)].submitted = true;
-        push(r);
-      }
-    }
-    for (auto& j : jobs) {
-      if (j.started && !j.finished && j.end <= now) {
-        j.finished = changed = true;
-        stop_job(j);
-        for (const std::size_t pi : j.pods) {
-          auto& r = pods[pi];
-          cl.release(r.p, r.where);
-          on_released(r);
-        }
-        out.jct_mean_s += j.end - j.submit;
-        out.jobs_finished += 1.0;
-        if (w.two_tier_queue) queue.on_cluster_event(cluster_event::resources_released, now);
-      }
-    }
-    // The two-tier queue's backoffs and parking resolve with time: it is offered every sample too.
-    if (changed || (sampled && w.two_tier_queue)) cycle();
-    sampled = false;
-    if (now >= T) break;
-    double t = std::min(next_sample, T);
-    for (const auto& r : pods) {
-      if (!r.arrived && r.submit < T) t = std::min(t, r.submit);
-    }
-    for (const auto& j : jobs) {
-      if (j.started && !j.finished) t = std::min(t, j.end);
-    }
-    for (const auto& r : pods) {  // GPUs held by gangs that have not started, over [now, t)
-      if (r.bound && r.job >= 0 && !jobs[static_cast<std::size_t>(r.job)].started)
-        held_partial_gpu_s += (t - now) * r.where.gpu_count();
-      if (r.service >= 0 && r.arrived && !r.bound) out.replicas_pending_s += t - now;
-    }
-    e.run_until(t);
-    now = t;
-    for (const auto& n : e.take_notifications()) {  // crashes restart by themselves (engine.auto_restart)
-      if (n.what == notification::kind::replica_oom) {
-        out.oom_crashes += 1.0;
-        ttf_left_min = 0.0;
-        monitor.reset(e.node_of(n.gpu));
-      }
-    }
-    if (now >= next_sample) {
-      sampled = true;
-      double busy = 0.0;
-      for (gpu_slot g = 0; g < gpus; ++g) {
-        const double b = e.gpu_busy_seconds(g);
-        busy += b - last_busy[g];
-        node_busy[e.node_of(g)] += b - last_busy[g];
-        last_busy[g] = b;
-      }
-      const double u = busy / (static_cast<double>(gpus) * dt);
-      // The node-metrics reading LoadAware scores against (Koordinator's NodeMetric): CPU demand and
-      // memory requests over capacity, mean GPU busy share over the last sample interval.
-      for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
-        node_metrics m;
-        m.cpu_used = std::min(1.0, static_cast<double>(cpu_demand[n]) / static_cast<double>(np.cpu_milli));
-        m.mem_used = std::min(1.0, static_cast<double>(cl.base().resources(n).mem_allocated) /
-                                       static_cast<double>(np.memory_mib));
-        m.gpu_used = std::min(1.0, node_busy[n] / (static_cast<double>(np.gpus_per_node) * dt));
-        node_busy[n] = 0.0;
-        cl.base().set_load(n, &m);
-      }
-      if (w.leak_eviction) check_leaks();
-      umin = std::min(umin, u);
-      umax = std::max(umax, u);
-      usum += u;
-      ++samples;
-      next_sample += dt;
-    }
+  detail::serving_observer obs(e, lm, su, sc, cl, wl, jobs_in, w, queue, out);
+  driver_options o;
+  o.queue_arrivals = true;
+  o.sample_period = sc.utilisation_sample_s;
+  o.first_sample = sc.utilisation_sample_s;
+  o.sample_steps = true;
+  o.cycle_after_sample = w.two_tier_queue;  // its backoffs and parking resolve with time
+  o.horizon = T;
+  if (w.two_tier_queue) {
+    drive(cl, wl, queue, sched, obs, o, std::move(preempt), std::move(gangs));
+  } else {
+    drive(cl, wl, by_priority, sched, obs, o, std::move(preempt), std::move(gangs));
   }
-
-  latency_histogram all;
-  std::uint64_t completed = 0, arrived = 0, within = 0;
-  for (const service_id s : su.services) {
-    const auto& m = e.metrics(s);
-    all.merge(m.latency);
-    completed += m.completed;
-    arrived += m.arrived;
-    within += m.completed_within_slo;
-  }
-  out.throughput_qps = static_cast<double>(completed) / T;
-  out.p50_ms = all.quantile(0.50) * 1e3;
-  out.p95_ms = all.quantile(0.95) * 1e3;
-  out.p99_ms = all.quantile(0.99) * 1e3;
-  out.slo_attainment_pct = arrived == 0 ? 0.0 : 100.0 * static_cast<double>(within) / static_cast<double>(arrived);
-  out.gpu_util_mean_pct = samples == 0 ? 0.0 : 100.0 * usum / static_cast<double>(samples);
-  out.gpu_util_swing_pct = samples == 0 ? 0.0 : 100.0 * (umax - umin);
-  std::size_t ran = 0;
-  for (const auto& r : pods) ran += r.ran ? 1 : 0;
-  out.sched_success_pct = submitted == 0 ? 100.0 : 100.0 * static_cast<double>(ran) / static_cast<double>(submitted);
-  if (out.jobs_finished > 0) out.jct_mean_s /= out.jobs_finished;
-  out.partial_gang_gpu_hours = held_partial_gpu_s / 3600.0;
-  out.leak_ttf_left_min_s = std::isfinite(ttf_left_min) ? ttf_left_min : 0.0;
+  obs.finish(T);
   return out;
 }
 
