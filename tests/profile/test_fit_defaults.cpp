@@ -1,5 +1,5 @@
 // Issue 19: profiles built in code follow the same fit default as YAML profiles — NodeResourcesFit's
-// CPU / memory filter unless it is disabled explicitly (docs/plugins.md, "Defaults").
+// CPU / memory filter unless it is disabled explicitly (docs/plugins.md, "The CPU/memory fit in code").
 #include <doctest/doctest.h>
 
 #include "gpusched/core/in_memory_cluster.hpp"

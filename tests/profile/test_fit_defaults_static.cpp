@@ -1,5 +1,5 @@
 // Issue 19: a static profile built in code follows the same CPU/memory fit default as YAML and
-// dynamic profiles (docs/plugins.md, "Defaults"): make_profile(checks(gpu_check{}), ...) also checks
+// dynamic profiles (docs/plugins.md, "The CPU/memory fit in code"): make_profile(checks(gpu_check{}), ...) also checks
 // CPU and memory, so a 500-core pod does not land on a 96-core node.
 #include <doctest/doctest.h>
 

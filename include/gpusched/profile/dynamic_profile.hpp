@@ -34,7 +34,7 @@ class dynamic_profile {
  public:
   // A new profile checks CPU and memory: NodeResourcesFit's filter (resource_fit) is its first
   // check, as in a KubeSchedulerConfiguration, until a CPU/memory fit check is added (it then runs
-  // where it is added) or without_default_fit() removes it (docs/plugins.md, "Defaults").
+  // where it is added) or without_default_fit() removes it (docs/plugins.md, "The CPU/memory fit in code").
   dynamic_profile() : selector_(std::make_shared<selector_model<best_fit_gpus>>(best_fit_gpus{})) {
     checks_.push_back(std::make_shared<check_model<resource_fit>>(resource_fit{}));
   }

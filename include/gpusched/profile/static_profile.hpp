@@ -3,7 +3,7 @@
 //   auto prof = gpusched::make_profile(gpusched::checks(gpu_check{}, resource_fit{}),
 //                                      gpusched::scores(weighted{load_aware{}, 10}, weighted{model_affinity{}, 5}));
 //
-// Like every profile (docs/plugins.md, "Defaults"), make_profile checks CPU and memory unless told
+// Like every profile (docs/plugins.md, "The CPU/memory fit in code"), make_profile checks CPU and memory unless told
 // otherwise: without a CPU/memory fit check in checks(...), resource_fit{} becomes the first check;
 // checks(no_default_fit{}, ...) opts out.
 #pragma once

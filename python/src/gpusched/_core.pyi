@@ -288,7 +288,7 @@ class Profile:
         """
     def without_default_fit(self) -> Profile:
         """
-        Removes the default NodeResourcesFit filter (CPU and memory), as `disabled: - name: NodeResourcesFit` in a config does. A new Profile checks CPU and memory first (docs/plugins.md, "Defaults"). Returns self.
+        Removes the default NodeResourcesFit filter (CPU and memory), as `disabled: - name: NodeResourcesFit` in a config does. A new Profile checks CPU and memory first (docs/plugins.md, "The CPU/memory fit in code"). Returns self.
         """
     @property
     def checks(self) -> list[str]:
