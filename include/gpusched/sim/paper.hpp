@@ -247,6 +247,34 @@ void drive_replay(replay_cluster& c, W& w, Q& q, Place& place, Observer& obs, co
 }
 }  // namespace detail
 
+namespace detail {
+// The paper protocol's driver configuration, for run_paper and for tools that watch the same replay
+// with another observer (sim/bound/frag_kinds.hpp): the arrival order and the node order drawn from
+// o.seed, the cluster, the scheduler, the workload. Calls run(c, w, drive), where drive(observer)
+// runs the driver once with that observer; returns what run returns.
+template <class Profile, class Run>
+decltype(auto) with_paper_replay(const trace& t, Profile profile, const paper_options& o, Run&& run) {
+  check_replayable(t);
+  rng r(o.seed);
+  const std::vector<std::uint32_t> order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);
+  std::vector<node_spec> nodes(t.nodes);
+  r.shuffle(std::span<node_spec>(nodes));
+  replay_cluster c = make_replay_cluster(nodes);
+  schedule_options so;
+  so.seed = o.seed;
+  so.tie_break = o.ties;
+  scheduler<replay_cluster, Profile> s(std::move(profile), so);
+  paper_workload w(t, order);
+  auto drive_with = [&](auto& observer) {
+    fifo_queue unused;  // the protocol never queues: a pod that fits nowhere fails
+    driver_options d;
+    d.requeue = false;
+    drive_replay(c, w, unused, s, observer, d, o.preemption, o.seed);
+  };
+  return run(c, w, drive_with);
+}
+}  // namespace detail
+
 // Replays the trace under the paper's protocol with `profile` (any SchedulingProfile over
 // replay_cluster): a configuration of the simulation driver (sim/driver.hpp) whose jobs arrive one
 // per second in the protocol's order, stay once placed and fail for good when they fit nowhere
@@ -257,32 +285,19 @@ template <class Profile>
 requires SchedulingProfile<Profile, replay_cluster> paper_result run_paper(const trace& t, Profile profile,
                                                                         const paper_options& o,
                                                                         std::string policy_name = {}) {
-  check_replayable(t);
   const auto start = std::chrono::steady_clock::now();
-  rng r(o.seed);
-  const std::vector<std::uint32_t> order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);
-  std::vector<node_spec> nodes(t.nodes);
-  r.shuffle(std::span<node_spec>(nodes));
-  replay_cluster c = make_replay_cluster(nodes);
-  schedule_options so;
-  so.seed = o.seed;
-  so.tie_break = o.ties;
-  scheduler<replay_cluster, Profile> s(std::move(profile), so);
-  frag_tracker frag(*t.typical, c);
-
   paper_result res;
   res.policy = std::move(policy_name);
   res.seed = o.seed;
   res.tune = o.tune;
-  res.gpu_capacity = totals(c).gpu_milli_capacity();
-  if (o.record_events) res.events.reserve(order.size());
-  detail::paper_workload w(t, order);
-  detail::paper_observer obs{&c, &w, &frag, &res, o.record_events};
-  fifo_queue unused;  // the protocol never queues: a pod that fits nowhere fails
-  driver_options d;
-  d.requeue = false;
-  detail::drive_replay(c, w, unused, s, obs, d, o.preemption, o.seed);
-  res.pods_arrived = order.size();
+  detail::with_paper_replay(t, std::move(profile), o, [&](replay_cluster& c, detail::paper_workload& w, auto& drive) {
+    frag_tracker frag(*t.typical, c);
+    res.gpu_capacity = totals(c).gpu_milli_capacity();
+    if (o.record_events) res.events.reserve(w.size());
+    detail::paper_observer obs{&c, &w, &frag, &res, o.record_events};
+    drive(obs);
+    res.pods_arrived = w.size();
+  });
   res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return res;
 }

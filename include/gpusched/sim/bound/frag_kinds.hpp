@@ -116,30 +116,17 @@ struct frag_kinds_observer {
 template <class Profile>
 requires SchedulingProfile<Profile, replay_cluster> frag_kinds_result run_paper_kinds(const trace& t, Profile profile,
                                                                                       const paper_options& o) {
-  check_replayable(t);
-  rng r(o.seed);
-  const std::vector<std::uint32_t> order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);
-  std::vector<node_spec> nodes(t.nodes);
-  r.shuffle(std::span<node_spec>(nodes));
-  replay_cluster c = make_replay_cluster(nodes);
-  schedule_options so;
-  so.seed = o.seed;
-  so.tie_break = o.ties;
-  scheduler<replay_cluster, Profile> s(std::move(profile), so);
-  frag_tracker frag(*t.typical, c);
-
   frag_kinds_result res;
-  res.gpu_capacity = totals(c).gpu_milli_capacity();
-  detail::paper_workload w(t, order);
-  detail::frag_kinds_observer obs{&c, &w, &frag, &res};
-  fifo_queue unused;  // the protocol never queues: a pod that fits nowhere fails
-  driver_options d;
-  d.requeue = false;
-  detail::drive_replay(c, w, unused, s, obs, d, o.preemption, o.seed);
-  res.pods_arrived = order.size();
-  res.allocated_gpu_milli = totals(c).gpu_milli_allocated();
-  res.fgd = frag.total();
-  classify_idle(c, t, res);
+  detail::with_paper_replay(t, std::move(profile), o, [&](replay_cluster& c, detail::paper_workload& w, auto& drive) {
+    frag_tracker frag(*t.typical, c);
+    res.gpu_capacity = totals(c).gpu_milli_capacity();
+    detail::frag_kinds_observer obs{&c, &w, &frag, &res};
+    drive(obs);
+    res.pods_arrived = w.size();
+    res.allocated_gpu_milli = totals(c).gpu_milli_allocated();
+    res.fgd = frag.total();
+    classify_idle(c, t, res);
+  });
   return res;
 }
 
