@@ -6,7 +6,8 @@ set -euo pipefail
 debs=(cmake g++ make ccache libeigen3-dev libboost-graph-dev doctest-dev libbenchmark-dev
       libyaml-cpp-dev nlohmann-json3-dev libcli11-dev python3 python3-pip python3-dev ninja-build
       clang-14 libclang-rt-14-dev  # clang 14: the second compiler of the header check; libFuzzer's runtime
-      libcpp-httplib-dev)          # gpusched-extender's HTTP server and API-server client (bookworm: 0.11.4)
+      libcpp-httplib-dev           # gpusched-extender's HTTP server and API-server client (bookworm: 0.11.4)
+      libsimdjson-dev)             # gpusched-extender's request reader (bookworm: 3.0.1; optional in CMake)
 missing=()
 for d in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$d" 2>/dev/null | grep -q "install ok installed" || missing+=("$d")

@@ -225,3 +225,28 @@ def test_modeljob_objects_give_their_pods_priority_over_labels(extender, apiserv
     # Priority 3 (above low-1's 2) from the ModelJob again.
     api.put_modeljob(modeljob("serving", priority=3))
     victims_become(["uid-l1"])
+
+
+def test_kept_alive_connection_and_bodies_beyond_four_times_the_limit(extender):
+    # One connection carries many requests (the server closes it only after --keep-alive-requests);
+    # a request read in full but refused (400) leaves the connection usable. A body over four times
+    # --max-body-bytes is not read: cpp-httplib answers 413 and closes.
+    import http.client
+    import json
+
+    ext = extender("--max-body-bytes", "4096", "--keep-alive-requests", "3")
+    nodes = [make_node("v100-a")]
+    conn = http.client.HTTPConnection("127.0.0.1", ext.port, timeout=30)
+    statuses = []
+    for body in [filter_args(make_pod("p", "u", gpus=1), nodes), {"Pod": 1}, filter_args(make_pod("p", "u", gpus=1), nodes),
+                 filter_args(make_pod("q", "v", gpus=1), nodes)]:
+        conn.request("POST", "/filter", body=json.dumps(body), headers={"Content-Type": "application/json"})
+        res = conn.getresponse()
+        statuses.append((res.status, res.getheader("Connection")))
+        res.read()
+    conn.close()
+    # The third answer is the connection's last (--keep-alive-requests 3); http.client reconnects for the fourth.
+    assert statuses == [(200, None), (400, None), (200, "close"), (200, None)]
+    status, res = ext.request("POST", "/filter", raw=b"x" * (4 * 4096 + 1))
+    assert status == 413
+    assert ext.request("GET", "/healthz") == (200, "ok")

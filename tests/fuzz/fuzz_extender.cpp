@@ -3,6 +3,9 @@
 // the JSON: 0 a Pod, 1 a Node, 2 a ModelJob, 3 /filter, 4 /prioritize, 5 /preempt, 6 /bind (the
 // ExtenderArgs, ExtenderPreemptionArgs and ExtenderBindingArgs bodies).
 //
+// /filter and /prioritize bodies also go to a second extender that reads them with nlohmann's reader
+// only: the answers must be the same (when the harness is built with simdjson, GPUSCHED_EXTENDER_SIMDJSON).
+//
 // Contract: a translation returns, or throws invalid_argument_error whose field() is the JSON path
 // (text that is not JSON at all throws a json::exception before translation starts); a verb answers
 // 200, or 400 with an Error text; a 400 or a refused bind (Error set) leaves the extender's state as it
@@ -96,9 +99,14 @@ void translation(int target, const std::string& text) {
 
 void verb(int target, const std::string& body) {
   static std::unique_ptr<extender> fresh;
+  static std::unique_ptr<extender> nlohmann_only;  // /filter and /prioritize without simdjson's reader
   if (!fresh) {
     fresh = std::make_unique<extender>(config, "fuzz.yaml");
     seed(*fresh);
+    gpusched::extender::options o;
+    o.simdjson = false;
+    nlohmann_only = std::make_unique<extender>(config, "fuzz.yaml", o);
+    seed(*nlohmann_only);
   }
   extender& ext = *fresh;
   const auto before = ext.cluster_copy();
@@ -106,6 +114,11 @@ void verb(int target, const std::string& body) {
   answer a;
   if (target == 3) a = ext.filter(body);
   if (target == 4) a = ext.prioritize(body);
+  if (target == 3 || target == 4) {  // both readers give the same answer (same only if built with simdjson)
+    const answer b = target == 3 ? nlohmann_only->filter(body) : nlohmann_only->prioritize(body);
+    if (a.status != b.status || a.body != b.body || a.refused != b.refused) broken("the two request readers answered differently");
+    if (!(nlohmann_only->cluster_copy() == ext.cluster_copy())) broken("the two request readers left different states");
+  }
   if (target == 5) a = ext.preempt(body);
   if (target == 6) a = ext.bind(body);
   if (a.status != 200 && a.status != 400) broken("a status other than 200 or 400");

@@ -15,11 +15,17 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#ifdef GPUSCHED_EXTENDER_SIMDJSON
+#include <simdjson.h>
+#endif
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <chrono>
 #include <climits>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
@@ -48,6 +54,9 @@ struct options {
   std::string scheduler_name = "ai-scheduler";  // the profile of the configuration to use
   std::size_t max_body_bytes = std::size_t{16} << 20;
   std::size_t max_pending_pods = 100000;  // pods remembered between filter and bind
+  // /filter and /prioritize bodies read by simdjson first (when built with it; the nlohmann reader
+  // otherwise). Off: nlohmann only (the tests compare the two).
+  bool simdjson = true;
 };
 
 struct answer {
@@ -84,6 +93,9 @@ class extender {
   void set_binder(binder b) { binder_ = std::move(b); }
   void set_pod_fetcher(pod_fetcher f) { fetcher_ = std::move(f); }
   [[nodiscard]] class metrics& metrics() noexcept { return metrics_; }
+  [[nodiscard]] std::size_t max_body_bytes() const noexcept { return opts_.max_body_bytes; }
+  // For tests: how many /filter and /prioritize bodies simdjson read (0 when built without it).
+  [[nodiscard]] std::uint64_t simdjson_reads() const noexcept { return simdjson_reads_.load(); }
 
   // --- verbs ---
   answer filter(std::string_view body) { return timed(verb::filter, [&] { return do_filter(body, false); }); }
@@ -519,19 +531,132 @@ class extender {
   struct candidate {
     std::string_view name;
     const json* object = nullptr;  // full-Node mode
-    std::string error;             // untranslatable node
+    std::uint32_t error = 0;       // untranslatable node: 1 + its index in decision_scratch::errors
   };
   struct decision_scratch {
     std::string arena;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
     std::vector<std::string> object_names;  // full-Node mode
     std::vector<candidate> cands;
+    std::vector<std::string> errors;  // full-Node mode: why a node is untranslatable
     std::vector<std::pair<std::string_view, std::string>> unresolvable;
     std::vector<node_index> feasible;
     std::vector<std::size_t> feasible_cand;
     std::vector<reason> why;
     std::vector<std::int64_t> raw, score_of;
+#ifdef GPUSCHED_EXTENDER_SIMDJSON
+    std::string padded;                 // the body with simdjson's padding after it
+    simdjson::dom::parser parser;       // its buffers are reused between requests
+#endif
   };
+
+#ifdef GPUSCHED_EXTENDER_SIMDJSON
+  // The request body read by simdjson's DOM parser (Debian libsimdjson-dev; it validates the whole
+  // document, at several times the speed of nlohmann's lexer, which reads one character at a time
+  // and was half of a decision's CPU time) into the same json tree and NodeNames spans as
+  // request_reader builds. Returns false when simdjson refuses the document: the caller then reads
+  // it with nlohmann, whose answer (the parse error with its position) stands. simdjson accepts no
+  // document that nlohmann refuses (both follow RFC 8259, UTF-8 checked); it refuses some that
+  // nlohmann reads (a UTF-8 byte order mark, integers beyond 64 bits, nesting deeper than 1,024),
+  // and those take the nlohmann path. tests/extender/test_extender_fastjson.cpp compares the two.
+  static bool read_simdjson(std::string_view body, json& req, decision_scratch& sc) {
+    sc.padded.resize(body.size() + simdjson::SIMDJSON_PADDING);
+    std::memcpy(sc.padded.data(), body.data(), body.size());
+    simdjson::dom::element root{};
+    if (sc.parser.parse(sc.padded.data(), body.size(), false).get(root) != simdjson::SUCCESS) return false;
+    simdjson::dom::object top{};
+    if (root.get(top) != simdjson::SUCCESS) return false;  // nlohmann's path names the error
+    req = json::object();
+    for (const auto field : top) {
+      simdjson::dom::array names{};
+      if (field.key == "NodeNames" && field.value.get(names) == simdjson::SUCCESS) {
+        sc.arena.clear();  // a repeated key: the last one wins, as in request_reader
+        sc.spans.clear();
+        for (const auto e : names) {
+          std::string_view name;
+          if (e.get(name) != simdjson::SUCCESS) {
+            throw invalid_argument_error("NodeNames[" + std::to_string(sc.spans.size()) + "]",
+                                         std::string("expected a string, got ") + sax_type_name(e));
+          }
+          if (sc.arena.size() + name.size() > UINT32_MAX) {
+            throw invalid_argument_error("NodeNames[" + std::to_string(sc.spans.size()) + "]", "too long");
+          }
+          sc.spans.emplace_back(static_cast<std::uint32_t>(sc.arena.size()), static_cast<std::uint32_t>(name.size()));
+          sc.arena += name;
+        }
+        req["NodeNames"] = json::array();
+        continue;
+      }
+      req[std::string(field.key)] = to_json(field.value);
+    }
+    // A very large body is not kept by the thread (the parser's buffers grow to the largest seen).
+    if (sc.padded.capacity() > (std::size_t{8} << 20)) {
+      std::string().swap(sc.padded);
+      sc.parser = simdjson::dom::parser();
+    }
+    return true;
+  }
+  // The type names of nlohmann's type_name(), as request_reader reports a NodeNames element.
+  static const char* sax_type_name(simdjson::dom::element e) {
+    switch (e.type()) {
+      case simdjson::dom::element_type::ARRAY: return "array";
+      case simdjson::dom::element_type::OBJECT: return "object";
+      case simdjson::dom::element_type::BOOL: return "boolean";
+      case simdjson::dom::element_type::NULL_VALUE: return "null";
+      case simdjson::dom::element_type::STRING: return "string";
+      default: return "number";
+    }
+  }
+  // A simdjson value as the json nlohmann's parser builds from the same text: non-negative integers
+  // unsigned, negative ones signed, other numbers double; a repeated key's last value wins.
+  template <class T>
+  static T scalar(simdjson::dom::element e) {
+    T v{};
+    return e.get(v) == simdjson::SUCCESS ? v : T{};  // the caller checked the type
+  }
+  static json to_json(simdjson::dom::element e) {
+    switch (e.type()) {
+      case simdjson::dom::element_type::ARRAY: {
+        json a = json::array();
+        simdjson::dom::array arr{};
+        if (e.get(arr) == simdjson::SUCCESS) {
+          for (const auto x : arr) a.push_back(to_json(x));
+        }
+        return a;
+      }
+      case simdjson::dom::element_type::OBJECT: {
+        json o = json::object();
+        simdjson::dom::object obj{};
+        if (e.get(obj) == simdjson::SUCCESS) {
+          for (const auto f : obj) o[std::string(f.key)] = to_json(f.value);
+        }
+        return o;
+      }
+      case simdjson::dom::element_type::INT64: {
+        const auto v = scalar<std::int64_t>(e);
+        return v < 0 ? json(v) : json(static_cast<std::uint64_t>(v));
+      }
+      case simdjson::dom::element_type::UINT64: {
+        const auto v = scalar<std::uint64_t>(e);
+        return json(v);
+      }
+      case simdjson::dom::element_type::DOUBLE: {
+        const auto v = scalar<double>(e);
+        return json(v);
+      }
+      case simdjson::dom::element_type::STRING: {
+        const auto v = scalar<std::string_view>(e);
+        return json(std::string(v));
+      }
+      case simdjson::dom::element_type::BOOL: {
+        const auto v = scalar<bool>(e);
+        return json(v);
+      }
+      case simdjson::dom::element_type::NULL_VALUE: break;
+    }
+    return json(nullptr);
+  }
+#endif
 
   // filter and prioritize share the parsing and the per-node checks.
   answer do_filter(std::string_view body, bool scores) {
@@ -540,7 +665,15 @@ class extender {
     json req;
     sc.arena.clear();
     sc.spans.clear();
-    {
+    bool read = false;
+#ifdef GPUSCHED_EXTENDER_SIMDJSON
+    if (opts_.simdjson) read = read_simdjson(body, req, sc);
+    if (read) simdjson_reads_.fetch_add(1, std::memory_order_relaxed);
+#endif
+    if (!read) {
+      req = json();
+      sc.arena.clear();
+      sc.spans.clear();
       request_reader reader(req, sc.arena, sc.spans);
       json::sax_parse(body.begin(), body.end(), &reader);  // throws json::parse_error with the byte position
     }
@@ -559,6 +692,7 @@ class extender {
       const auto items = nodes_at->at("items").items();
       std::vector<kube::kube_node> translated;
       sc.object_names.clear();
+      sc.errors.clear();
       sc.object_names.reserve(items.size());  // no reallocation: cands view these strings
       cands.reserve(items.size());
       for (const auto& it : items) {
@@ -569,7 +703,8 @@ class extender {
         try {
           translated.push_back(kube::translate_node(it.value(), it.path()));
         } catch (const invalid_argument_error& e) {
-          c.error = e.what();
+          sc.errors.emplace_back(e.what());
+          c.error = static_cast<std::uint32_t>(sc.errors.size());
         }
         cands.push_back(std::move(c));
       }
@@ -577,7 +712,7 @@ class extender {
     } else if (names_at) {
       if (!names_at->value().is_array()) names_at->fail("expected an array, got " + std::string(names_at->value().type_name()));
       cands.reserve(sc.spans.size());
-      for (const auto& [off, len] : sc.spans) cands.push_back(candidate{std::string_view(sc.arena).substr(off, len), nullptr, {}});
+      for (const auto& [off, len] : sc.spans) cands.push_back(candidate{std::string_view(sc.arena).substr(off, len), nullptr, 0});
     } else {
       throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
     }
@@ -598,8 +733,8 @@ class extender {
       feasible.reserve(cands.size());
       for (std::size_t i = 0; i < cands.size(); ++i) {
         auto& c = cands[i];
-        if (!c.error.empty()) {
-          unresolvable.emplace_back(c.name, c.error);
+        if (c.error != 0) {
+          unresolvable.emplace_back(c.name, sc.errors[c.error - 1]);
           if (!scores) metrics_.unresolvable_node();
           continue;
         }
@@ -632,16 +767,17 @@ class extender {
           for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
           score_of[feasible_cand[j]] = extender_score(total, wsum);
         }
-        // HostPriorityList, written directly (a json tree of 5,000 entries costs more than the decision).
-        out.reserve(cands.size() * 40 + 2);
+        // HostPriorityList, written directly (a json tree of 5,000 entries costs more than the decision),
+        // a few appends per node: the text after each name is one of eleven.
+        static constexpr std::array<std::string_view, 11> score_tail = {
+            R"(,"Score":0})", R"(,"Score":1})", R"(,"Score":2})", R"(,"Score":3})", R"(,"Score":4})", R"(,"Score":5})",
+            R"(,"Score":6})", R"(,"Score":7})", R"(,"Score":8})", R"(,"Score":9})", R"(,"Score":10})"};
+        out.reserve(cands.size() * (cands.empty() ? 0 : cands[0].name.size() + 24) + 2);
         out += '[';
         for (std::size_t i = 0; i < cands.size(); ++i) {
-          if (i) out += ',';
-          out += "{\"Host\":";
+          out.append(i ? R"(,{"Host":)" : R"({"Host":)");
           append_string(out, cands[i].name);
-          out += ",\"Score\":";
-          out += std::to_string(score_of[i]);
-          out += '}';
+          out.append(score_tail[static_cast<std::size_t>(score_of[i])]);
         }
         out += ']';
       }
@@ -706,9 +842,12 @@ class extender {
       }
     }
     if (plain) {
-      out += '"';
-      out += s;
-      out += '"';
+      const std::size_t at = out.size();
+      out.resize(at + s.size() + 2);  // one size check, not three
+      char* p = out.data() + at;
+      *p = '"';
+      std::memcpy(p + 1, s.data(), s.size());
+      p[s.size() + 1] = '"';
     } else {
       out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
     }
@@ -910,6 +1049,8 @@ class extender {
   binder binder_;
   pod_fetcher fetcher_;
   class metrics metrics_;
+
+  std::atomic<std::uint64_t> simdjson_reads_{0};
 
   mutable std::shared_mutex mu_;
   state st_;

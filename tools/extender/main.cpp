@@ -19,6 +19,7 @@
 
 #include "api_client.hpp"
 #include "extender.hpp"
+#include "http.hpp"
 
 namespace {
 httplib::Server* g_server = nullptr;
@@ -44,7 +45,7 @@ int main(int argc, char** argv) {
   std::string token_file;
   std::string ca_file;
   options opts;
-  int threads = 8;
+  http_options h;
   app.add_option("--listen", listen, "HOST:PORT to serve on (port 0: any free port)");
   app.add_option("--config", config_path, "KubeSchedulerConfiguration with gpusched's profile")->required();
   app.add_option("--scheduler-name", opts.scheduler_name, "profile (schedulerName) of --config to use")->capture_default_str();
@@ -52,7 +53,12 @@ int main(int argc, char** argv) {
   app.add_option("--token-file", token_file, "bearer token for --api-server (a service account token)");
   app.add_option("--ca-file", ca_file, "CA certificate of an https --api-server");
   app.add_option("--max-body-bytes", opts.max_body_bytes, "largest request body accepted (larger: HTTP 400)")->capture_default_str();
-  app.add_option("--threads", threads, "request threads")->check(CLI::Range(1, 256))->capture_default_str();
+  app.add_option("--threads", h.threads, "request threads (one per kept-alive connection being served)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--keep-alive-requests", h.keep_alive_max_requests, "requests served on one connection before it is closed")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
   CLI11_PARSE(app, argc, argv);
 
   const auto colon = listen.rfind(':');
@@ -96,28 +102,7 @@ int main(int argc, char** argv) {
   }
 
   httplib::Server svr;
-  svr.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<std::size_t>(threads)); };
-  // Bodies up to 4x the limit are read and answered 400 by the verbs; beyond that httplib answers 413.
-  svr.set_payload_max_length(opts.max_body_bytes * 4);
-  // Answers go out at once: with Nagle's algorithm on, an answer written in two pieces (headers, then
-  // body) waits for the client's delayed ACK, 40 ms on Linux, and decisions over one kept-alive
-  // connection fell to about 15 per second.
-  svr.set_tcp_nodelay(true);
-  auto verb_handler = [&](answer (extender::*fn)(std::string_view)) {
-    return [&, fn](const httplib::Request& req, httplib::Response& res) {
-      const answer a = ((*ext).*fn)(req.body);
-      res.status = a.status;
-      res.set_content(a.body, "application/json");
-    };
-  };
-  svr.Post("/filter", verb_handler(&extender::filter));
-  svr.Post("/prioritize", verb_handler(&extender::prioritize));
-  svr.Post("/preempt", verb_handler(&extender::preempt));
-  svr.Post("/bind", verb_handler(&extender::bind));
-  svr.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { res.set_content("ok", "text/plain"); });
-  svr.Get("/metrics", [&](const httplib::Request&, httplib::Response& res) {
-    res.set_content(ext->metrics_text(), "text/plain; version=0.0.4; charset=utf-8");
-  });
+  serve(svr, *ext, h);
 
   if (port == 0) {
     port = svr.bind_to_any_port(host);
