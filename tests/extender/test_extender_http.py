@@ -250,3 +250,20 @@ def test_kept_alive_connection_and_bodies_beyond_four_times_the_limit(extender):
     status, res = ext.request("POST", "/filter", raw=b"x" * (4 * 4096 + 1))
     assert status == 413
     assert ext.request("GET", "/healthz") == (200, "ok")
+
+
+def test_clients_that_leave_before_the_answer_do_not_end_the_server(extender):
+    # Clients that send a whole request and go before the answer: the server then writes to a closed
+    # connection (EPIPE; cpp-httplib ignores SIGPIPE, which would end the process) and carries on.
+    import json
+
+    ext = extender()
+    # 3,000 unknown names: a large answer (each is FailedAndUnresolvable), and no change of state.
+    body = json.dumps(filter_args(make_pod("p", "u", gpus=1), names=[f"ghost-{i}" for i in range(3000)])).encode()
+    for _ in range(10):
+        s = socket.create_connection(("127.0.0.1", ext.port))
+        s.sendall(b"POST /filter HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        s.close()
+    ext.wait_for(lambda m: m[("gpusched_extender_requests_total", (("result", "ok"), ("verb", "filter")))] == 10)
+    assert ext.request("GET", "/healthz") == (200, "ok")
+    assert ext.proc.poll() is None
