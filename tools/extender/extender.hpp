@@ -608,7 +608,8 @@ class extender {
     }
   }
   // A simdjson value as the json nlohmann's parser builds from the same text: non-negative integers
-  // unsigned, negative ones signed, other numbers double; a repeated key's last value wins.
+  // unsigned, negative ones signed, other numbers double; a repeated key's last value wins. (`-0` is
+  // unsigned 0 here and signed 0 there: equal values, read alike by the translation's json_at.)
   template <class T>
   static T scalar(simdjson::dom::element e) {
     T v{};
