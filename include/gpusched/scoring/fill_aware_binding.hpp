@@ -17,8 +17,8 @@
 // against the cluster's CPU per GPU, c = sum_n cpu_capacity_n / sum_n 1000 gpu_count_n. If d >= c,
 // pods arriving in the workload's proportions exhaust the CPU before the GPU (at any fill level: both
 // sides scale with the number of pods), so S is taken by shape; otherwise the mean form is used. The
-// same rule read in the FGD paper's terms: the typical workload decides where fragmentation is
-// measured (Weng et al., ATC'23, Sec. 3); here it also decides which resource is the bottleneck.
+// threshold is the definition of a binding resource, not a fitted constant. As in FGD (Weng et al.,
+// ATC'23), the typical workload is the reference; here it also decides which resource binds.
 //
 // The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation) and for the
 // device choice, so a cluster that changes between pods is followed. The decision of the last
@@ -28,6 +28,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
