@@ -30,11 +30,12 @@
 #include "gpusched/scoring/fgd_paper/gpu_packing.hpp"
 #include "gpusched/scoring/fgd_paper/random_score.hpp"
 #include "gpusched/scoring/fill_aware.hpp"
+#include "gpusched/scoring/fill_aware_binding.hpp"
 #include "gpusched/scoring/typical_pods.hpp"
 
 namespace gpusched::sim {
 
-enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched };
+enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched, gpusched_binding };
 
 struct policy_info {
   std::string_view name;
@@ -46,7 +47,7 @@ struct policy_info {
   std::string_view profile_file;  // the same profile as a KubeSchedulerConfiguration, under data/profiles/
 };
 
-inline constexpr std::array<policy_info, 7> policies = {{
+inline constexpr std::array<policy_info, 8> policies = {{
     {"Random", policy_kind::random, "uniform among feasible nodes; random fitting GPU (paper baseline)", 87.47, "random.yaml"},
     {"DotProd", policy_kind::dot_product, "Tetris dot product of free and requested CPU/GPU (paper baseline)", 90.85, "dotprod.yaml"},
     {"GpuClustering", policy_kind::gpu_clustering, "co-locate pods of the same GPU shape (paper baseline)", 91.88, "gpuclustering.yaml"},
@@ -54,6 +55,7 @@ inline constexpr std::array<policy_info, 7> policies = {{
     {"BestFit", policy_kind::best_fit, "least CPU+GPU left after placement (paper baseline)", 93.08, "bestfit.yaml"},
     {"FGD", policy_kind::fgd, "fragmentation gradient descent, Weng et al. ATC'23", 95.39, "fgd.yaml"},
     {"gpusched", policy_kind::gpusched, "gpusched FillAware: eventual hole waste + CPU stranding (ours)", 0.0, "gpusched.yaml"},
+    {"gpusched-binding", policy_kind::gpusched_binding, "FillAware, CPU term by shape when the workload's CPU binds (ours)", 0.0, "gpusched-binding.yaml"},
 }};
 
 // Case-insensitive lookup by name.
@@ -102,6 +104,10 @@ decltype(auto) with_policy(policy_kind k, const std::shared_ptr<const typical_wo
       return f(make_profile(filter, scores(weighted{fgd_paper::best_fit{}, 1}), best_fit_gpus{}));
     case policy_kind::gpusched: {
       const fill_aware_scorer fill(*typical);
+      return f(make_profile(filter, scores(weighted{fill, 1}), fill));
+    }
+    case policy_kind::gpusched_binding: {
+      const fill_aware_binding_scorer fill(*typical);
       return f(make_profile(filter, scores(weighted{fill, 1}), fill));
     }
     case policy_kind::fgd:

@@ -1,0 +1,120 @@
+// FillAwareBinding: FillAware (scoring/fill_aware.hpp) whose CPU-stranding term follows the resource
+// that binds. gpusched's heuristic, not a published formula (docs/adr/0017-quality-method.md).
+//
+// FillAware's CPU term S(n) counts the GPU share a node's CPU cannot serve. It has two forms:
+//   mean:     S(n) = max(0, free GPU - CPU left / r), r the workload's GPU shapes' mean CPU per GPU;
+//   by shape: S(n) = sum_k w_k max(0, free GPU - CPU left / r_k), each GPU shape k at its own ratio.
+// The mean form is zero on every node whose CPU covers its free GPUs at the mean: it steers CPU-heavy
+// pods away from nodes about to strand GPU, and otherwise leaves the choice to the hole term. The
+// by-shape form also sees that CPU-hungry shapes stop fitting long before the mean says so; that is
+// what matters when CPU runs out before GPU does, and a distortion when it does not (it then
+// charges placements for CPU that is not scarce; docs/quality.md measures both).
+//
+// Which resource binds is a property of the workload against the cluster, with no constant to
+// choose: the workload's CPU demand per GPU demand, over all its typical shapes including CPU-only
+// pods,
+//   d = sum_k p_k cpu_k / sum_k p_k gpu_milli_k num_gpu_k          (milli-CPU per milli-GPU),
+// against the cluster's CPU per GPU, c = sum_n cpu_capacity_n / sum_n 1000 gpu_count_n. If d >= c,
+// pods arriving in the workload's proportions exhaust the CPU before the GPU (at any fill level: both
+// sides scale with the number of pods), so S is taken by shape; otherwise the mean form is used. The
+// threshold is the definition of a binding resource, not a fitted constant. As in FGD (Weng et al.,
+// ATC'23), the typical workload is the reference; here it also decides which resource binds.
+//
+// The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation) and for the
+// device choice, so a cluster that changes between pods is followed. The decision of the last
+// PreScore is shared by the copies of one scorer (the score plugin and the device selector of a
+// profile); pods scored concurrently against clusters of different CPU per GPU would race on it,
+// which no gpusched engine does (one cluster per profile).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "gpusched/core/cluster.hpp"
+#include "gpusched/core/pod.hpp"
+#include "gpusched/scoring/fill_aware.hpp"
+#include "gpusched/scoring/scorer.hpp"
+#include "gpusched/scoring/typical_pods.hpp"
+
+namespace gpusched {
+
+// d above, in milli-CPU per whole GPU (1000 milli-GPU); 0 when the workload has no GPU demand.
+inline double workload_cpu_per_gpu(const typical_workload& w) {
+  double cpu = 0.0, gpu = 0.0;
+  for (const auto& t : w.pods()) {
+    cpu += t.probability * static_cast<double>(t.cpu_milli);
+    gpu += t.probability * static_cast<double>(t.gpu_milli) * t.num_gpu;
+  }
+  return gpu > 0 ? cpu / gpu * gpu_milli_whole : 0.0;
+}
+
+// c above, in milli-CPU per whole GPU; 0 for a cluster without GPUs.
+template <Cluster C>
+double cluster_cpu_per_gpu(const C& c) {
+  double cpu = 0.0, gpus = 0.0;
+  const std::size_t nodes = traits_of<C>::node_count(c);
+  for (std::size_t i = 0; i < nodes; ++i) {
+    const node_state s = traits_of<C>::node_resources(c, static_cast<node_index>(i));
+    cpu += static_cast<double>(s.cpu_capacity);
+    gpus += static_cast<double>(s.gpu_count);
+  }
+  return gpus > 0 ? cpu / gpus : 0.0;
+}
+
+// The rule: CPU binds when the workload asks at least as much CPU per GPU as the cluster has.
+constexpr bool cpu_binds(double workload_cpu_per_gpu, double cluster_cpu_per_gpu) noexcept {
+  return cluster_cpu_per_gpu > 0 && workload_cpu_per_gpu >= cluster_cpu_per_gpu;
+}
+
+class fill_aware_binding_scorer {
+ public:
+  // o's cpu_by_shape flags are set by the scorer for its two forms; the other fields apply to both.
+  explicit fill_aware_binding_scorer(const typical_workload& w, fill_aware_options o = {})
+      : mean_(w, with_shape(o, false)), shape_(w, with_shape(o, true)), demand_(workload_cpu_per_gpu(w)),
+        by_shape_(std::make_shared<std::atomic<bool>>(false)) {}
+
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareBinding"; }
+  [[nodiscard]] double demand() const noexcept { return demand_; }  // the workload's d, milli-CPU per GPU
+
+  // Whether S is taken by shape on cluster c (the rule above).
+  template <Cluster C>
+  [[nodiscard]] bool by_shape(const C& c) const {
+    return cpu_binds(demand_, cluster_cpu_per_gpu(c));
+  }
+
+  template <Cluster C>
+  score_status pre_score(const C& c, const pod&) const {
+    by_shape_->store(by_shape(c), std::memory_order_relaxed);
+    return score_status::ok;
+  }
+
+  template <Cluster C>
+  [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
+    return by_shape_->load(std::memory_order_relaxed) ? shape_.score(c, p, n) : mean_.score(c, p, n);
+  }
+
+  // GpuSelector: recounts the cluster, since a profile may choose devices without scoring (one
+  // feasible node).
+  template <Cluster C>
+  [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const {
+    if (!p.wants_gpu()) return 0;
+    return by_shape(c) ? shape_.select(c, p, n) : mean_.select(c, p, n);
+  }
+
+ private:
+  static fill_aware_options with_shape(fill_aware_options o, bool shape) {
+    o.cpu_by_shape = shape;
+    o.cpu_by_shape_cpu_only = false;
+    return o;
+  }
+
+  fill_aware_scorer mean_;
+  fill_aware_scorer shape_;
+  double demand_ = 0.0;
+  std::shared_ptr<std::atomic<bool>> by_shape_;
+};
+
+}  // namespace gpusched

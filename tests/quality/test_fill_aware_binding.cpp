@@ -1,0 +1,88 @@
+// FillAwareBinding (scoring/fill_aware_binding.hpp): FillAware's CPU term by shape exactly when the
+// workload's CPU per GPU reaches the cluster's; the mean form otherwise. Values worked by hand.
+#include <doctest/doctest.h>
+
+#include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/scoring/fill_aware_binding.hpp"
+#include "support/builders.hpp"
+
+using namespace gpusched;
+
+namespace {
+// Two whole-GPU shapes, 4000 and 12000 milli-CPU per GPU, 0.4 each; a CPU-only shape, 2000, at 0.2.
+typical_workload two_ratios() {
+  typical_pod a, b, c;
+  a.cpu_milli = 4000, a.gpu_milli = 1000, a.num_gpu = 1, a.probability = 0.4;
+  b.cpu_milli = 12000, b.gpu_milli = 1000, b.num_gpu = 1, b.probability = 0.4;
+  c.cpu_milli = 2000, c.probability = 0.2;
+  return typical_workload({a, b, c});
+}
+node_spec cpu_node(std::string name, milli cpu) { return node_spec{std::move(name), cpu, 1 << 20, {}, ""}; }
+}  // namespace
+
+TEST_CASE("workload and cluster CPU per GPU, and the rule") {
+  // Workload: (0.4 x 4000 + 0.4 x 12000 + 0.2 x 2000) / (0.8 x 1000) = 6800 / 800 = 8.5 CPU per GPU,
+  // the CPU-only shape included (it takes CPU, no GPU).
+  CHECK(workload_cpu_per_gpu(two_ratios()) == doctest::Approx(8500));
+  typical_pod cpu_only;
+  cpu_only.cpu_milli = 1000, cpu_only.probability = 1.0;
+  CHECK(workload_cpu_per_gpu(typical_workload({cpu_only})) == 0.0);  // no GPU demand: no ratio
+
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("g", 8000, 1 << 20, 2));
+  CHECK(cluster_cpu_per_gpu(c) == doctest::Approx(4000));  // 8000 milli-CPU over 2 GPUs
+  c.add_node(cpu_node("c", 16000));
+  CHECK(cluster_cpu_per_gpu(c) == doctest::Approx(12000));  // every node's CPU: (8000 + 16000) / 2
+  CHECK(cluster_cpu_per_gpu(in_memory_cluster{}) == 0.0);
+
+  CHECK(cpu_binds(8500, 4000));
+  CHECK(cpu_binds(8500, 8500));  // equal: CPU and GPU run out together; CPU counts as binding
+  CHECK_FALSE(cpu_binds(8500, 12000));
+  CHECK_FALSE(cpu_binds(8500, 0));  // a cluster without GPUs strands no GPU
+}
+
+TEST_CASE("FillAwareBinding scores by shape on a CPU-bound cluster and by the mean ratio otherwise") {
+  const fill_aware_binding_scorer f(two_ratios());
+  const pod cpu_only = make_pod("c").cpu(4000);
+  const pod gpu = make_pod("g").cpu(4000).gpus(1);
+
+  // Cluster 1: node 0 with 8000 milli-CPU and 2 GPUs alone: 4000 per GPU < 8500, CPU binds.
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  CHECK(f.by_shape(c));
+  CHECK(f.pre_score(c, cpu_only) == score_status::ok);
+  // By shape (weights 0.4 / 0.8 = 0.5 each), 2000 milli-GPU free: before, 8000 CPU serve 2000 at
+  // 4000/GPU (0 stranded) and 666.7 at 12000/GPU (1333.3): 666.7; after the CPU-only pod (4000 left):
+  // 1000 and 1666.7 -> 1333.3. saved = 0.5 x (666.7 - 1333.3) = -333.3; score (1e6 + saved) x 1000.
+  CHECK(f.score(c, cpu_only, 0) == 999'666'667);
+  // The GPU pod: before 666.7; after (1000 free, 4000 CPU): 0 at 4000/GPU, 1000 - 333.3 = 666.7 at
+  // 12000/GPU -> 333.3: saved 0.5 x 333.3 = 166.7. Hole term 0: both GPU shapes take whole GPUs, so
+  // E(1000) = E(0) = 0.
+  CHECK(f.pre_score(c, gpu) == score_status::ok);
+  CHECK(f.score(c, gpu, 0) == 1'000'166'667);
+
+  // Cluster 2: the same node plus a CPU-only node of 16000: 24000 / 2 = 12000 per GPU > 8500, GPU
+  // binds. The mean ratio of the GPU shapes is (0.4 x 4000 + 0.4 x 12000) / 0.8 = 8000 per GPU.
+  c.add_node(cpu_node("c", 16000));
+  CHECK_FALSE(f.by_shape(c));
+  CHECK(f.pre_score(c, cpu_only) == score_status::ok);
+  // Node 0, CPU-only pod: stranded 2000 - 8000/8 = 1000 before, 2000 - 4000/8 = 1500 after:
+  // saved 0.5 x (1000 - 1500) = -250.
+  CHECK(f.score(c, cpu_only, 0) == 999'750'000);
+  // GPU pod: 1000 before, 1000 - 500 = 500 after: saved 250.
+  CHECK(f.pre_score(c, gpu) == score_status::ok);
+  CHECK(f.score(c, gpu, 0) == 1'000'250'000);
+}
+
+TEST_CASE("FillAwareBinding's copies share the decision; the device choice needs no PreScore") {
+  const fill_aware_binding_scorer f(two_ratios());
+  const fill_aware_binding_scorer copy = f;  // a profile holds the score plugin and the selector apart
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  const pod cpu_only = make_pod("c").cpu(4000);
+  CHECK(f.pre_score(c, cpu_only) == score_status::ok);
+  CHECK(copy.score(c, cpu_only, 0) == 999'666'667);  // by shape, decided through f
+  // Whole GPUs: the lowest-index free devices, whichever form; nothing for a CPU-only pod.
+  CHECK(fill_aware_binding_scorer(two_ratios()).select(c, make_pod("g").cpu(4000).gpus(1), 0) == gpu_set{1});
+  CHECK(f.select(c, cpu_only, 0) == gpu_set{0});
+}
