@@ -16,7 +16,8 @@
 //
 // Speed: scores are cached per (pod shape, node) and a node's F_n is cached; a node's entry is
 // recomputed only when its CPU or device state differs from the one cached (checked on every call,
-// so the cache is always exact). Memory: 32 bytes + 4 bytes per GPU per node, plus 12 bytes per
+// so the cache is always exact; on a NodeVersioned cluster, schedule/node_versions.hpp, a node whose
+// stamp has not moved since it was last checked is not re-read). Memory: 40 bytes + 4 bytes per GPU per node, plus 12 bytes per
 // cached (pod shape, node) pair, at most `fgd_options::max_cached_scores` pairs (least recently used
 // shapes are evicted). The cache makes a scorer object unsafe to share between threads: copy it
 // (a copy starts with an empty cache).
@@ -37,6 +38,7 @@
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/pod.hpp"
+#include "gpusched/schedule/node_versions.hpp"
 #include "gpusched/scoring/fragmentation.hpp"
 #include "gpusched/scoring/scorer.hpp"
 #include "gpusched/scoring/typical_pods.hpp"
@@ -179,6 +181,7 @@ class fgd_scorer {
   struct node_rec {
     milli cpu_left = 0;
     double frag = 0.0;
+    std::uint64_t stamp = 0;    // the cluster's node_state_version when last checked (0: none)
     std::uint32_t version = 0;  // 0: never seen
     std::int32_t gpus = -1;
     std::int32_t model = -1;
@@ -213,6 +216,13 @@ class fgd_scorer {
     const node_rec& refresh(const C& c, node_index n, const typical_workload& w) {
       if (n >= nodes_.size()) nodes_.resize(static_cast<std::size_t>(n) + 1);
       node_rec& r = nodes_[n];
+      std::uint64_t stamp = 0;  // 0: the cluster gives no stamps (r.stamp 0 never matches a real one)
+      if constexpr (NodeVersioned<C>) {
+        // Same stamp as when r was last checked: the node is unchanged (schedule/node_versions.hpp).
+        stamp = adl::call_node_state_version(c, n);
+        if (r.version != 0 && r.stamp == stamp) return r;
+      }
+      r.stamp = stamp;
       detail::read_node(c, n, view_);
       bool changed = r.version == 0 || r.cpu_left != view_.cpu_left;
       if (r.gpus != view_.gpus) {
