@@ -162,6 +162,24 @@ class fgd_scorer {
     return pick.score;
   }
 
+  // SpanScorer: score(c, p, n) for each of nodes. On a NodeVersioned cluster a node whose stamp
+  // and cached score are current is answered without the per-node refresh and shape lookup.
+  template <Cluster C>
+  void score_nodes(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
+    if constexpr (NodeVersioned<C>) {
+      cache& k = cache_;
+      if (shape_slot* slot = k.slot_for(p, num_nodes(c), opts_.max_cached_scores); slot != nullptr) {
+        for (std::size_t j = 0; j < nodes.size(); ++j) {
+          const node_index n = nodes[j];
+          const node_rec* rec = k.current(n, adl::call_node_state_version(c, n));
+          out[j] = rec != nullptr && slot->version[n] == rec->version ? slot->score[n] : score(c, p, n);
+        }
+        return;
+      }
+    }
+    for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = score(c, p, nodes[j]);
+  }
+
   // GpuSelector: the devices FGD gives p on node n (0 when it does not fit).
   template <Cluster C>
   [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const {
@@ -252,6 +270,12 @@ class fgd_scorer {
       return r;
     }
 
+    // Node n's record when it was checked at this stamp (so it is current), else null.
+    [[nodiscard]] const node_rec* current(node_index n, std::uint64_t stamp) const noexcept {
+      if (n >= nodes_.size()) return nullptr;
+      const node_rec& r = nodes_[n];
+      return r.version != 0 && r.stamp == stamp ? &r : nullptr;
+    }
     [[nodiscard]] const std::int32_t* free_of(const node_rec& r) const noexcept { return free_.data() + r.offset; }
     [[nodiscard]] const std::vector<std::uint8_t>& accessible(std::int32_t model) const noexcept {
       return accessible_[static_cast<std::size_t>(model)];
