@@ -15,6 +15,7 @@
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/reason.hpp"
 #include "gpusched/core/splitmix64.hpp"
+#include "gpusched/schedule/node_versions.hpp"
 #include "gpusched/schedule/tie_break.hpp"
 #include "gpusched/schedule/transaction.hpp"
 
@@ -95,6 +96,22 @@ constexpr std::size_t num_feasible_nodes_to_find(int percentage, std::size_t all
   return n < min_feasible_nodes_to_find ? min_feasible_nodes_to_find : n;
 }
 
+// Adds the reasons r[0..n) to out. Four interleaved histograms: one counter incremented node after
+// node is a store-to-load chain (the same reason repeats over long runs of nodes), which cost 6-7 %
+// of an openb replay when every node was counted into rejection_counts directly (perf, issue 14).
+inline void count_reasons(const reason* r, std::size_t n, rejection_counts& out) noexcept {
+  std::uint32_t h[4][reason_count] = {};
+  std::size_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    ++h[0][static_cast<std::size_t>(r[i])];
+    ++h[1][static_cast<std::size_t>(r[i + 1])];
+    ++h[2][static_cast<std::size_t>(r[i + 2])];
+    ++h[3][static_cast<std::size_t>(r[i + 3])];
+  }
+  for (; i < n; ++i) ++h[0][static_cast<std::size_t>(r[i])];
+  for (std::size_t k = 0; k < reason_count; ++k) out.by_reason[k] += h[0][k] + h[1][k] + h[2][k] + h[3][k];
+}
+
 // A full-scan fast path for schedule_one: scan.totals(c, p, out) sets `out` to the profile's
 // weighted total on every node of c, in node order, -1 where the node does not fit, and returns
 // true; or returns false to leave the pod to the per-node path. The totals must be exactly those
@@ -108,7 +125,9 @@ concept NodeScan = requires(S& s, const C& c, const pod& p, std::span<const std:
 
 // A scheduler holds what persists between cycles: the profile, the seeded tie-break generator,
 // the round-robin start index, and scratch buffers that are reused so that scheduling a pod
-// allocates nothing after the first few cycles.
+// allocates nothing after the first few cycles (nor, on a NodeVersioned cluster whose profile's
+// checks read only the node and the pod's shape, after each pod shape's first cycle: the filter
+// verdicts are cached per shape and node under the node's stamp, schedule/node_versions.hpp).
 //
 // With a NodeScan (third parameter), a full scan (percentage_of_nodes_to_score = 100) without
 // explain_scores takes the scan's totals: nodes it rejects are filtered one run at a time for
@@ -153,8 +172,8 @@ class scheduler {
         std::span<const std::int32_t> totals;
         if (scan_.totals(c, p, totals) && totals.size() == all && from_totals(c, p, totals, res)) {
           ++scanned_;
-          if (feasible_.empty()) return res;
-          choose(c, p, res);
+          if (res.feasible == 0) return res;
+          choose(c, p, res, res.feasible);
           return res;
         }
         ++fallbacks_;
@@ -169,17 +188,22 @@ class scheduler {
     while (processed < all && feasible_.size() < want) {
       const std::size_t start = (next_start_ + processed) % all;
       const std::size_t len = std::min({chunk, all - processed, all - start});
-      profile_.filter(c, p, static_cast<node_index>(start), len, reasons_);
+      if constexpr (NodeVersioned<C> && filter_reads_shape_only<Profile>) {
+        verdicts_.filter(profile_, c, p, static_cast<node_index>(start), len, reasons_);
+      } else {
+        profile_.filter(c, p, static_cast<node_index>(start), len, reasons_);
+      }
       for (std::size_t i = 0; i < len; ++i) {
-        res.rejections.add(reasons_[i]);
         if (reasons_[i] == reason::ok) {
           feasible_.push_back(static_cast<node_index>(start + i));
           if (feasible_.size() == want) {
+            count_reasons(reasons_, i + 1, res.rejections);
             processed += i + 1;
             goto done;  // Kubernetes stops as soon as enough feasible nodes are found
           }
         }
       }
+      count_reasons(reasons_, len, res.rejections);
       processed += len;
     }
   done:
@@ -198,7 +222,7 @@ class scheduler {
       for (std::size_t k = 0; k < plugins; ++k) total += raw_[k * m + j] * weights_at(k);
       totals_[j] = total;
     }
-    const std::size_t best = choose(c, p, res);
+    const std::size_t best = choose(c, p, res, m);
     if (opts_.explain_scores) {
       res.breakdown.reserve(plugins);
       for (std::size_t k = 0; k < plugins; ++k) {
@@ -236,14 +260,24 @@ class scheduler {
   bool from_totals(const C& c, const pod& p, std::span<const std::int32_t> totals, schedule_result& res) {
     const std::size_t all = totals.size();
     if (next_start_ >= all) next_start_ = 0;  // as the per-node path; a full scan leaves it in place
-    feasible_.clear();
-    totals_.clear();
+    // The feasible nodes in node order with their totals, compacted without a branch per node (which
+    // node fits varies from node to node; perf put from_totals at a quarter of BM_ScheduleOne_Table
+    // with one push_back pair per node). The buffers stay sized to the cluster (the first m entries
+    // count), so that no cycle refills them.
+    if (feasible_.size() < all) feasible_.resize(all);
+    if (totals_.size() < all) totals_.resize(all);
+    node_index* f = feasible_.data();
+    std::int64_t* t = totals_.data();
+    std::size_t m = 0;
+    for (std::size_t j = 0; j < all; ++j) {
+      f[m] = static_cast<node_index>(j);
+      t[m] = totals[j];
+      m += totals[j] >= 0 ? 1 : 0;
+    }
+    // Each rejected node's reason from the per-node checks, a run of rejected nodes at a time.
     std::size_t j = 0;
-    while (j < all) {
+    while (m < all && j < all) {
       if (totals[j] >= 0) {
-        feasible_.push_back(static_cast<node_index>(j));
-        totals_.push_back(totals[j]);
-        res.rejections.add(reason::ok);
         ++j;
         continue;
       }
@@ -252,19 +286,19 @@ class scheduler {
       profile_.filter(c, p, static_cast<node_index>(j), k - j, reasons_);
       for (std::size_t i = 0; i < k - j; ++i) {
         if (reasons_[i] == reason::ok) return false;
-        res.rejections.add(reasons_[i]);
       }
+      count_reasons(reasons_, k - j, res.rejections);
       j = k;
     }
+    res.rejections.by_reason[static_cast<std::size_t>(reason::ok)] += static_cast<std::uint32_t>(m);
     res.rejections.examined = static_cast<std::uint32_t>(all);
-    res.feasible = static_cast<std::uint32_t>(feasible_.size());
+    res.feasible = static_cast<std::uint32_t>(m);
     return true;
   }
 
-  // selectHost over feasible_ / totals_, then the devices; fills res and returns the chosen
-  // position in feasible_.
-  std::size_t choose(const C& c, const pod& p, schedule_result& res) {
-    const std::size_t m = feasible_.size();
+  // selectHost over the first m entries of feasible_ / totals_, then the devices; fills res and
+  // returns the chosen position in feasible_.
+  std::size_t choose(const C& c, const pod& p, schedule_result& res, std::size_t m) {
     // selectHost: highest weighted sum; reservoir sampling among ties (schedule_one.go, selectHost),
     // driven by the scheduler's seeded generator so equal inputs and seed give equal decisions.
     std::size_t best = 0;
@@ -327,6 +361,7 @@ class scheduler {
   std::vector<std::int64_t> raw_;
   std::vector<std::int64_t> totals_;  // weighted total per feasible node
   mutable std::vector<std::int64_t> weights_;
+  filter_memo verdicts_;  // used on NodeVersioned clusters with shape-only checks
 };
 
 // One-shot convenience: a fresh scheduler per call (allocates; hosts that schedule many pods keep

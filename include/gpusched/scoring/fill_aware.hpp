@@ -25,16 +25,21 @@
 //
 // Scores are raw, in thousandths of a milli-GPU of cost saved (not 0..100): use the scorer alone or
 // give the other plugins weights on that scale. Constants were chosen on the openb default trace
-// (seeds 42-47); see docs/simulator.md for how they generalise. Memory: 8 KiB for the table, no
-// per-node state.
+// (seeds 42-47); see docs/simulator.md for how they generalise. Memory: 8 KiB for the table; on a
+// NodeVersioned cluster (the replay's) a score cache of 16 bytes per (pod shape, node) pair scored,
+// at most 16 MiB (score_nodes).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <span>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -43,6 +48,7 @@
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/pod.hpp"
+#include "gpusched/schedule/node_versions.hpp"
 #include "gpusched/scoring/fragmentation.hpp"
 #include "gpusched/scoring/scorer.hpp"
 #include "gpusched/scoring/typical_pods.hpp"
@@ -129,7 +135,8 @@ GPUSCHED_HD fill_aware_pick fill_aware_evaluate(const std::int32_t* free_milli, 
   if (pod_num == 1 && pod_milli < gpu_milli_whole) {
     for (int i = 0; i < gpus; ++i) {
       if (((device_ok >> i) & 1U) == 0 || free_milli[i] < pod_milli) continue;
-      if (same_free_as_earlier(free_milli, device_ok, i)) continue;
+      // A device with the same free share as an earlier one saves exactly as much and so never
+      // beats it (strict >): no same_free_as_earlier pass, which was quadratic in the devices.
       const double saved = e[free_milli[i]] - e[free_milli[i] - pod_milli] + cpu_saved;
       if (!best.fits || saved > best.saved) {
         best.fits = true;
@@ -198,6 +205,31 @@ class fill_aware_scorer {
     return pick.fits ? round_half_away((score_offset + pick.saved) * 1000.0) : 0;
   }
 
+  // SpanScorer: score(c, p, n) for each of nodes. On a NodeVersioned cluster
+  // (schedule/node_versions.hpp) a node whose stamp is the one its score for p's shape was cached
+  // under keeps that score: in a replay one placement changes one node, so a pod re-evaluates only
+  // the nodes changed since its shape was last scored (perf, issue 14: FillAware's evaluation was
+  // about 40 % of an openb replay). The cache serves the first thread that scores through this
+  // object; other threads compute every score, so a scorer shared between threads stays correct.
+  template <Cluster C>
+  void score_nodes(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
+    if constexpr (NodeVersioned<C>) {
+      if (memo::slot* sl = memo_.slot_for(p, num_nodes(c)); sl != nullptr) {
+        for (std::size_t j = 0; j < nodes.size(); ++j) {
+          const node_index n = nodes[j];
+          const std::uint64_t stamp = adl::call_node_state_version(c, n);
+          if (sl->stamp[n] != stamp) {
+            sl->score[n] = score(c, p, n);
+            sl->stamp[n] = stamp;
+          }
+          out[j] = sl->score[n];
+        }
+        return;
+      }
+    }
+    for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = score(c, p, nodes[j]);
+  }
+
   // GpuSelector: the devices of the best placement on n (0 when p does not fit).
   template <Cluster C>
   [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const {
@@ -213,10 +245,15 @@ class fill_aware_scorer {
     const int gpus = std::min(s.gpu_count, max_gpus_per_node);
     std::int32_t free[max_gpus_per_node];
     gpu_set ok = 0;
-    for (int g = 0; g < gpus; ++g) {
-      const gpu_device& d = traits_of<C>::node_gpu(c, n, g);
-      free[g] = d.milli_free;
-      if (p.model_allowed(d.model)) ok |= gpu_set{1} << g;
+    if (p.allowed_models.empty()) {  // every device's model is allowed: no per-device name compare
+      for (int g = 0; g < gpus; ++g) free[g] = traits_of<C>::node_gpu(c, n, g).milli_free;
+      ok = gpus >= 64 ? ~gpu_set{0} : (gpu_set{1} << gpus) - 1;
+    } else {
+      for (int g = 0; g < gpus; ++g) {
+        const gpu_device& d = traits_of<C>::node_gpu(c, n, g);
+        free[g] = d.milli_free;
+        if (p.model_allowed(d.model)) ok |= gpu_set{1} << g;
+      }
     }
     const milli cpu_left = s.cpu_capacity - s.cpu_allocated;
     if (!opts_.cpu_by_shape && !(opts_.cpu_by_shape_cpu_only && p.num_gpu == 0)) {
@@ -236,10 +273,89 @@ class fill_aware_scorer {
     return pick;
   }
 
+  // Scores cached per (pod shape, node) under the node's stamp: 16 bytes per pair, at most
+  // max_pairs pairs (least recently used shapes are evicted). A copy of the scorer starts empty.
+  class memo {
+   public:
+    static constexpr std::size_t max_pairs = std::size_t{1} << 20;
+    struct slot {
+      milli cpu = 0;
+      std::int32_t gpu_milli = 0;
+      std::int32_t num_gpu = 0;
+      std::vector<short_name> models;
+      std::uint64_t last_use = 0;
+      std::vector<std::uint64_t> stamp;  // 0: none (stamps start at 1)
+      std::vector<std::int64_t> score;
+      [[nodiscard]] bool matches(const pod& p) const noexcept {
+        return cpu == p.cpu_milli && gpu_milli == p.gpu_milli && num_gpu == p.num_gpu && models == p.allowed_models;
+      }
+    };
+
+    memo() = default;
+    memo(const memo&) noexcept {}
+    memo& operator=(const memo&) noexcept {  // the scorer assigned to may score differently: start empty
+      slots_.clear();
+      owner_.store(std::thread::id{}, std::memory_order_relaxed);
+      last_ = std::numeric_limits<std::size_t>::max();
+      return *this;
+    }
+    ~memo() = default;
+
+    // The slot of p's shape sized for node_count nodes, or null when this thread does not own the
+    // cache (or node_count is 0 or too large for max_pairs).
+    slot* slot_for(const pod& p, std::size_t node_count) {
+      const std::thread::id me = std::this_thread::get_id();
+      std::thread::id none{};
+      if (owner_.load(std::memory_order_relaxed) != me && !owner_.compare_exchange_strong(none, me)) return nullptr;
+      if (last_ < slots_.size() && slots_[last_].stamp.size() == node_count && slots_[last_].matches(p)) {
+        return &slots_[last_];
+      }
+      if (node_count == 0 || max_pairs / node_count == 0) return nullptr;
+      ++clock_;
+      for (std::size_t i = 0; i < slots_.size(); ++i) {
+        if (slots_[i].matches(p)) {
+          if (slots_[i].stamp.size() != node_count) reset(slots_[i], node_count);
+          slots_[i].last_use = clock_;
+          last_ = i;
+          return &slots_[i];
+        }
+      }
+      std::size_t i = slots_.size();
+      if (slots_.size() < max_pairs / node_count) {
+        slots_.emplace_back();
+      } else {  // evict the least recently used shape
+        i = 0;
+        for (std::size_t j = 1; j < slots_.size(); ++j) {
+          if (slots_[j].last_use < slots_[i].last_use) i = j;
+        }
+      }
+      slot& sl = slots_[i];
+      sl.cpu = p.cpu_milli;
+      sl.gpu_milli = p.gpu_milli;
+      sl.num_gpu = p.num_gpu;
+      sl.models = p.allowed_models;
+      sl.last_use = clock_;
+      reset(sl, node_count);
+      last_ = i;
+      return &sl;
+    }
+
+   private:
+    static void reset(slot& sl, std::size_t node_count) {
+      sl.stamp.assign(node_count, 0);
+      sl.score.assign(node_count, 0);
+    }
+    std::atomic<std::thread::id> owner_{};
+    std::vector<slot> slots_;
+    std::size_t last_ = std::numeric_limits<std::size_t>::max();
+    std::uint64_t clock_ = 0;
+  };
+
   std::shared_ptr<const std::vector<double>> table_;
   std::vector<std::pair<double, double>> ratios_;  // cpu_by_shape: (milli-CPU per GPU, probability) per GPU shape
   double cpu_per_gpu_ = 0.0;
   fill_aware_options opts_;
+  mutable memo memo_;
 };
 
 }  // namespace gpusched
