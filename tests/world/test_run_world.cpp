@@ -106,3 +106,34 @@ TEST_CASE("mps is refused with the profile's line") {
   CHECK_THROWS_AS((void)w::run_world_once(sc, sc.profile("mps"), 1), gpusched::file_error);
 }
 #endif
+
+#if __has_include(<yaml-cpp/yaml.h>)
+TEST_CASE("run_world_ab: the JSON keys per profile, service and metric; --jobs does not change results") {
+  const auto sc = w::parse_world_scenario(tiny("100", "4", "0.5"), "tiny.yaml");
+  const auto one = w::run_world_ab(sc, {"excl"}, {1, 2}, 1);
+  const auto two = w::run_world_ab(sc, {"excl"}, {1, 2}, 2);
+  const auto j = w::world_to_json(two);
+  CHECK(j["kind"] == "world_ab");
+  const auto& s = j["results"]["excl"]["s"];
+  for (const char* k : {"slo_capacity_qps", "goodput_qps", "p99_ms_peak_hour"}) {
+    CAPTURE(k);
+    REQUIRE(s.contains(k));
+    CHECK(s[k]["values"].size() == 2);
+    CHECK(s[k].contains("mean"));
+    CHECK(s[k].contains("ci95"));
+  }
+  for (const char* k : {"gpu_util_mean_pct", "sched_success_pct", "oom_kills"}) {
+    CAPTURE(k);
+    REQUIRE(j["results"]["excl"].contains(k));
+  }
+  // 4 x 10 qps is far below the replicas' 400/s: the sweep's top passes on both seeds.
+  CHECK(s["slo_capacity_qps"]["values"][0] == 40.0);
+  CHECK(j["results"]["excl"]["oom_kills"]["values"][1] == 0);
+  CHECK(j["inputs"][0]["role"] == "scenario");
+  for (std::size_t k = 0; k < 2; ++k) {
+    CHECK(one.runs[0][k].services[0].goodput_qps == two.runs[0][k].services[0].goodput_qps);
+    CHECK(one.runs[0][k].services[0].p99_ms_peak_hour == two.runs[0][k].services[0].p99_ms_peak_hour);
+  }
+  CHECK(w::format_world_table(two).find("s SLO capacity QPS") != std::string::npos);
+}
+#endif

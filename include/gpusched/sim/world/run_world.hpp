@@ -49,6 +49,7 @@
 #include "gpusched/sim/result_fields.hpp"
 #include "gpusched/sim/results_json.hpp"
 #include "gpusched/sim/rng.hpp"
+#include "gpusched/sim/sha256.hpp"
 #include "gpusched/sim/serving/arrivals.hpp"
 #include "gpusched/sim/serving/rng.hpp"
 #include "gpusched/sim/world/cpu.hpp"
@@ -267,9 +268,6 @@ class world_observer {
     r.bound = true;
     r.where = b;
     if (r.service >= 0) r.ran = true;
-#ifdef GPUSCHED_WORLD_DEBUG
-    std::fprintf(stderr, "t=%.0f place %s node %u gpus %llx\n", now, r.p.name.c_str(), static_cast<unsigned>(b.node), static_cast<unsigned long long>(b.gpus));
-#endif
     for_each_gpu(b.gpus, [&](int gi) { start_process(j, global_gpu(b.node, gi), now); });
   }
   void released(std::uint32_t j, const binding& /*where*/, bool preempted) {
@@ -630,30 +628,34 @@ class world_observer {
   // device memory) reached within one reading interval plus start-up, the replica is restarted in
   // place before it fails (a planned restart: down for startup_s, not an OOM).
   void leak_eviction(double t) {
-    for (const auto& list : svc_procs_) for (const std::size_t pi : list) {
-      process& pr = procs_[pi];
-      if (!pr.alive) continue;
-      if (pr.readings++ == 0) {
-        pr.first_t = t;
-        pr.first_ws = pr.ws_mib;
-        continue;
-      }
-      if (pr.readings < p_.leak_min_samples) continue;
-      const double slope = (pr.ws_mib - pr.first_ws) / std::max(1e-9, t - pr.first_t);
-      if (slope < p_.leak_min_slope_mib_per_s) continue;
-      auto& g = gpus_[static_cast<std::size_t>(pr.gpu)];
-      double used = 0.0;
-      for (const double x : g.reserved) used += x;
-      double headroom = sc_.gpu_memory_mib - used + g.reserved[slot_of(g, pi)] - pr.ws_mib;
-      if (pr.limit_mib > 0.0) headroom = std::min(headroom, pr.limit_mib - pr.ws_mib);
-      if (pr.framework == framework_memory::tf_grab_all && pr.limit_mib <= 0.0) headroom = g.reserved[slot_of(g, pi)] - pr.ws_mib;
-      if (headroom / slope > sc_.sample_s + sc_.startup_s) continue;
-      ++out_.leak_restarts;
-      drop(static_cast<std::size_t>(pr.service), pr.backlog, t);
-      g.reserved[slot_of(g, pi)] = 0.0;
-      pr.alive = false;
-      pr.next_start = t;  // started again at once (no back-off: not a crash)
+    for (const auto& list : svc_procs_) {
+      for (const std::size_t pi : list) leak_check(pi, t);
     }
+  }
+
+  void leak_check(std::size_t pi, double t) {
+    process& pr = procs_[pi];
+    if (!pr.alive) return;
+    if (pr.readings++ == 0) {
+      pr.first_t = t;
+      pr.first_ws = pr.ws_mib;
+      return;
+    }
+    if (pr.readings < p_.leak_min_samples) return;
+    const double slope = (pr.ws_mib - pr.first_ws) / std::max(1e-9, t - pr.first_t);
+    if (slope < p_.leak_min_slope_mib_per_s) return;
+    auto& g = gpus_[static_cast<std::size_t>(pr.gpu)];
+    double used = 0.0;
+    for (const double x : g.reserved) used += x;
+    double headroom = sc_.gpu_memory_mib - used + g.reserved[slot_of(g, pi)] - pr.ws_mib;
+    if (pr.limit_mib > 0.0) headroom = std::min(headroom, pr.limit_mib - pr.ws_mib);
+    if (pr.framework == framework_memory::tf_grab_all && pr.limit_mib <= 0.0) headroom = g.reserved[slot_of(g, pi)] - pr.ws_mib;
+    if (headroom / slope > sc_.sample_s + sc_.startup_s) return;
+    ++out_.leak_restarts;
+    drop(static_cast<std::size_t>(pr.service), pr.backlog, t);
+    g.reserved[slot_of(g, pi)] = 0.0;
+    pr.alive = false;
+    pr.next_start = t;  // started again at once (no back-off: not a crash)
   }
 
  public:
@@ -838,6 +840,7 @@ struct world_ab {
   std::vector<std::vector<world_metrics>> runs;  // [profile][seed]
   double duration_s = 0.0;
   bool swept = true;
+  std::vector<std::array<std::string, 3>> inputs;  // (role, path, SHA-256): the scenario and each profile's config
 };
 
 // Runs every (profile, seed) on `jobs` threads; `on_run(done, total, profile, seed)` after each
@@ -854,10 +857,12 @@ inline world_ab run_world_ab(const world_scenario& sc, const std::vector<std::st
   r.duration_s = duration_s < 0.0 ? sc.duration_s : duration_s;
   r.swept = sweep;
   for (const auto& s : sc.services) r.services.push_back(s.name);
+  r.inputs.push_back({"scenario", sc.file, sha256_file(sc.file)});
   std::vector<const world_profile*> ps;
   for (const auto& n : profiles) {
     ps.push_back(&sc.profile(n));
-    (void)world_wiring(sc, *ps.back());  // a bad profile fails before any run
+    const auto w = world_wiring(sc, *ps.back());  // a bad profile fails before any run
+    r.inputs.push_back({"profile:" + n, w.config_source, sha256_hex(w.config_text)});
   }
   r.runs.assign(profiles.size(), std::vector<world_metrics>(seeds.size()));
   const std::size_t total = profiles.size() * seeds.size();
@@ -949,6 +954,8 @@ inline nlohmann::ordered_json world_to_json(const world_ab& r, std::string_view 
   j["seeds"] = r.seeds;
   j["profiles"] = r.profiles;
   j["services"] = r.services;
+  j["inputs"] = json::array();
+  for (const auto& in : r.inputs) j["inputs"].push_back({{"role", in[0]}, {"path", in[1]}, {"sha256", in[2]}});
   j["service_fields"] = fields_json(service_fields);
   j["fields"] = fields_json(world_fields);
   json& res = j["results"] = json::object();
