@@ -857,7 +857,7 @@ inline world_ab run_world_ab(const world_scenario& sc, const std::vector<std::st
   r.duration_s = duration_s < 0.0 ? sc.duration_s : duration_s;
   r.swept = sweep;
   for (const auto& s : sc.services) r.services.push_back(s.name);
-  r.inputs.push_back({"scenario", sc.file, sha256_file(sc.file)});
+  r.inputs.push_back({"scenario", sc.file, sha256_hex(sc.text)});
   std::vector<const world_profile*> ps;
   for (const auto& n : profiles) {
     ps.push_back(&sc.profile(n));

@@ -107,6 +107,7 @@ struct world_profile {
 
 struct world_scenario {
   std::string file, name, status;
+  std::string text;  // the file's text as read (its SHA-256 identifies the input of a result)
   double duration_s = 86400.0, warmup_s = 3600.0;
   std::vector<std::uint64_t> seeds;
   int node_count = 0, gpus_per_node = 8, nvlink_islands = 1;
@@ -482,7 +483,9 @@ inline world_scenario parse_world_scenario(const std::string& text, const std::s
   const world_yaml::reader r(doc);
   if (!doc.root().IsMap()) doc.fail(doc.root(), "expected a mapping at the top level");
   try {
-    return world_yaml::parse_root(r, doc.root(), base_dir);
+    world_scenario sc = world_yaml::parse_root(r, doc.root(), base_dir);
+    sc.text = text;
+    return sc;
   } catch (const YAML::Exception& e) {
     throw file_error(file, e.mark.line >= 0 ? static_cast<std::size_t>(e.mark.line) + 1 : 0, "YAML: " + e.msg);
   }
