@@ -46,6 +46,7 @@
 #include "gpusched/profile/profile_file.hpp"
 #include "gpusched/sim/experiment/report.hpp"
 #include "gpusched/sim/serving/scenario_yaml.hpp"
+#include "gpusched/sim/world/run_world.hpp"
 #endif
 
 namespace {
@@ -415,12 +416,23 @@ int main(int argc, char** argv) {
       ->needs(scenario_opt);
   app.add_flag("--json", as_json, "scenario mode: JSON (mean and ci95 per metric and profile) instead of the table")
       ->needs(scenario_opt);
-  for (CLI::Option* o : replay_opts) scenario_opt->excludes(o);
+  for (CLI::Option* o : replay_opts) {
+    if (o->get_name() != "--jobs") scenario_opt->excludes(o);  // a world scenario's sweep takes --jobs
+  }
   scenario_opt->excludes(list_opt);
 #endif
   CLI11_PARSE(app, argc, argv);
 #if defined(GPUSCHED_SIM_SCENARIO)
   if (!scenario_file.empty()) {
+    if (sim::world::is_world_scenario_file(scenario_file)) {  // issue 17: the seed's world (sim/world/run_world.hpp)
+      return sim::world::run_world_main(scenario_file, app.count("--profiles") > 0 ? profiles_text : "",
+                                        app.count("--seeds") > 0 ? parse_seeds(seeds_text) : std::vector<std::uint64_t>{},
+                                        duration, as_json, jobs, progress);
+    }
+    if (app.count("--jobs") > 0) {
+      std::fprintf(stderr, "error: --jobs: a serving scenario runs its profiles one at a time\n");
+      return 2;
+    }
     return run_scenario(scenario_file, profiles_text, seeds_text, app.count("--seeds") > 0, duration, as_json,
                         progress);
   }

@@ -106,3 +106,18 @@ TEST_CASE("out-of-range values are clamped and counted; bad arguments name the f
   CHECK_THROWS_AS(quantile_sketch(0.01, 0.0, 1.0), invalid_argument_error);
   CHECK_THROWS_AS(quantile_sketch(0.01, 2.0, 1.0), invalid_argument_error);
 }
+
+TEST_CASE("add(x, n) counts n equal values, as n calls of add(x)") {
+  gpusched::sim::world::quantile_sketch a, b;
+  a.add(5.0, 99);
+  a.add(50.0, 1);
+  for (int i = 0; i < 99; ++i) b.add(5.0);
+  b.add(50.0);
+  CHECK(a.count() == 100);
+  CHECK(a.quantile(0.5) == b.quantile(0.5));
+  // Rank 0.99 x 99 = 98.01: the 99th value (0-based 98) is still 5; the maximum is 50 (within 1%).
+  CHECK(a.quantile(0.99) == doctest::Approx(5.0).epsilon(0.01));
+  CHECK(a.quantile(1.0) == doctest::Approx(50.0).epsilon(0.01));
+  a.add(1.0, 0);
+  CHECK(a.count() == 100);
+}

@@ -31,16 +31,20 @@ class quantile_sketch {
     counts_.assign(static_cast<std::size_t>(index_of(max_value) - offset_ + 1), 0);
   }
 
-  void add(double x) noexcept {
+  void add(double x) noexcept { add(x, 1); }
+
+  // Adds `n` equal values x (a fluid engine's batch of requests with one latency).
+  void add(double x, std::uint64_t n) noexcept {
+    if (n == 0) return;
     if (!(x >= min_value_)) {  // also NaN
       x = min_value_;
-      ++clamped_;
+      clamped_ += n;
     } else if (x > max_value_) {
       x = max_value_;
-      ++clamped_;
+      clamped_ += n;
     }
-    ++counts_[static_cast<std::size_t>(index_of(x) - offset_)];
-    ++count_;
+    counts_[static_cast<std::size_t>(index_of(x) - offset_)] += n;
+    count_ += n;
   }
 
   // Adds another sketch's counts (same alpha and range; DDSketch is fully mergeable).
