@@ -4,6 +4,7 @@
 //   gpusched-sim                                   # default trace, all 7 policies, seeds 42-51
 //   gpusched-sim --policy FGD,gpusched --seeds 42-44 --output-json out.json
 //   gpusched-sim --mode dynamic --policy FGD --time-scale 1
+//   gpusched-sim --mode dynamic --time-scale 100 --preemption   # pods preempt lower priorities
 //   gpusched-sim --profile-file data/profiles/fgd.yaml   # a policy as a profile file (data/profiles/)
 //   gpusched-sim --scenario data/scenarios/seed.yaml --profiles kube-default,gpusched --seeds 1-5 [--json]
 //                                                  # the seed's serving A/B report (docs/experiment.md)
@@ -273,8 +274,22 @@ json dynamic_json(const sim::dynamic_result& r) {
   j["running_pods"] = running;
   j["pending_pods"] = pending;
   j["frag_amount_pct"] = frag;
+  json wt = json::array(), wa = json::array(), wr = json::array(), wp = json::array(), wf = json::array();
+  for (const auto& s : r.window) {  // evenly spaced points of the arrival window (dynamic_options::window_samples)
+    wt.push_back(s.time);
+    wa.push_back(round4(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0));
+    wr.push_back(s.running);
+    wp.push_back(s.pending);
+    wf.push_back(round4(s.frag_gpu_milli / cap * 100.0));
+  }
+  j["window_time_s"] = wt;
+  j["window_allocation_pct"] = wa;
+  j["window_running_pods"] = wr;
+  j["window_pending_pods"] = wp;
+  j["window_frag_amount_pct"] = wf;
   j["window_days"] = r.days();
   j["withdrawn_by_shape"] = r.withdrawn_by_shape;
+  j["preempted_by_shape"] = r.preempted_by_shape;
   return j;
 }
 
@@ -349,7 +364,8 @@ int main(int argc, char** argv) {
   std::string policy_text = "all", seeds_text = "42-51", output_json, mode = "paper";
   double tune = 1.3, time_scale = 1.0;
   unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
-  bool progress = isatty(STDERR_FILENO) != 0, quiet = false, list = false;
+  bool progress = isatty(STDERR_FILENO) != 0, quiet = false, list = false, preemption = false,
+       qos_priorities = false;
   std::vector<CLI::Option*> replay_opts;  // the options of the openb replay (paper and dynamic modes)
   replay_opts.push_back(app.add_option("--nodes", nodes_file, "node list CSV (sn,cpu_milli,memory_mib,gpu,model)")
                             ->check(CLI::ExistingFile)
@@ -385,6 +401,15 @@ int main(int argc, char** argv) {
   CLI::Option* progress_opt = app.add_flag("--progress,!--no-progress", progress,
                                            "progress bar on stderr (default: when stderr is a terminal)");
   replay_opts.push_back(app.add_flag("--quiet,-q", quiet, "no summary table"));
+  CLI::Option* preemption_opt =
+      app.add_flag("--preemption", preemption,
+                   "a pod that fits nowhere may preempt lower-priority pods (Kubernetes' DefaultPreemption); paper "
+                   "mode: the victims are gone, dynamic: they wait again");
+  replay_opts.push_back(preemption_opt);
+  replay_opts.push_back(app.add_flag("--priority-by-qos", qos_priorities,
+                                     "pod priorities from the trace's qos column (Koordinator's classes: LS, "
+                                     "Guaranteed, Burstable 9000, BE 5000; the openb traces give every pod 0)")
+                            ->needs(preemption_opt));
   std::vector<std::string> profile_files;
 #if defined(GPUSCHED_SIM_SCENARIO)
   CLI::Option* profile_file_opt =
@@ -482,6 +507,7 @@ int main(int argc, char** argv) {
   try {
     t = sim::trace::load(nodes_file, pods_file);
     sim::check_replayable(t);
+    if (qos_priorities) sim::set_priorities_by_qos(t);
     if (mode == "dynamic" && !t.has_times()) {
       return fail(pods_file + " has no creation/deletion times; dynamic mode needs the 11-column format");
     }
@@ -538,6 +564,7 @@ int main(int argc, char** argv) {
           sim::paper_options o;
           o.seed = tk.seed;
           o.tune = tune;
+          o.preemption = preemption;
           results[i] = with_row([&](auto prof, tie_break_rule ties) -> outcome {
             o.ties = ties;
             return sim::run_paper(t, std::move(prof), o, name);
@@ -546,6 +573,7 @@ int main(int argc, char** argv) {
           sim::dynamic_options o;
           o.seed = tk.seed;
           o.time_scale = time_scale;
+          o.preemption = preemption;
           results[i] = with_row([&](auto prof, tie_break_rule ties) -> outcome {
             o.ties = ties;
             return sim::run_dynamic(t, std::move(prof), o, name);
@@ -586,24 +614,28 @@ int main(int argc, char** argv) {
   out["seeds"] = seeds;
   if (mode == "paper") out["tune"] = tune;
   if (mode == "dynamic") out["time_scale"] = time_scale;
+  out["preemption"] = preemption;
+  out["priority_by_qos"] = qos_priorities;
   out["gpu_capacity_milli"] = t.gpu_milli_capacity;
   out["fields"] = mode == "paper" ? sim::fields_json(sim::paper_fields)
                                   : sim::fields_json(sim::dynamic_fields);
   out["runs"] = json::array();
   json summary = json::array();
-  // The table's trailing columns: the fields with a width, in list order ("  %<width>.<precision>f").
-  auto header_cells = [](const auto& fields) {
+  // The table's trailing columns: the fields with a width, in list order ("  %<width>.<precision>f");
+  // the preemption counts only when the replay preempts.
+  auto column = [&](const auto& f) { return f.width > 0 && (preemption || !sim::preemption_field(f.key)); };
+  auto header_cells = [&](const auto& fields) {
     std::string h;
     for (const auto& f : fields) {
-      if (f.width > 0) h += "  " + pad_left(std::string(f.label), f.width);
+      if (column(f)) h += "  " + pad_left(std::string(f.label), f.width);
     }
     return h;
   };
-  auto row_cells = [](const auto& fields, const auto& runs) {
+  auto row_cells = [&](const auto& fields, const auto& runs) {
     std::string row;
     char cell[64];
     for (const auto& f : fields) {
-      if (f.width == 0) continue;
+      if (!column(f)) continue;
       std::snprintf(cell, sizeof cell, "  %*.*f", f.width, f.precision, sim::summarise(sim::values_of(f, runs)).mean);
       row += cell;
     }
@@ -612,9 +644,10 @@ int main(int argc, char** argv) {
 
   if (mode == "paper") {
     if (!quiet) {
-      std::printf("%s, %zu pods, %zu nodes (%lld GPUs), tune %.2f, seeds %s: GPU allocation at %d%% arrived\n",
+      std::printf("%s, %zu pods, %zu nodes (%lld GPUs), tune %.2f, seeds %s: GPU allocation at %d%% arrived%s\n",
                   pods_file.c_str(), t.pods.size(), t.nodes.size(), static_cast<long long>(t.gpu_milli_capacity / 1000),
-                  tune, seeds_text.c_str(), max_pct);
+                  tune, seeds_text.c_str(), max_pct,
+                  preemption ? (qos_priorities ? ", preemption, priorities by qos" : ", preemption") : "");
       std::printf("%-14s %4s  %-15s %9s %7s%s\n", "policy", "runs", "alloc % (sd)", "published", "diff",
                   header_cells(sim::paper_fields).c_str());
     }
@@ -653,8 +686,9 @@ int main(int argc, char** argv) {
     }
   } else {
     if (!quiet) {
-      std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s\n", pods_file.c_str(),
-                  t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str());
+      std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s%s\n", pods_file.c_str(),
+                  t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str(),
+                  preemption ? (qos_priorities ? ", preemption, priorities by qos" : ", preemption") : "");
       std::printf("%-14s %4s%s\n", "policy", "runs", header_cells(sim::dynamic_fields).c_str());
     }
     for (std::size_t row = 0; row < rows.size(); ++row) {

@@ -58,6 +58,24 @@ def test_dynamic_replay_by_hand(tmp_path: Path) -> None:
     np.testing.assert_array_equal(r["allocation_pct"], [0, 100, 100, 100, 100, 100])
 
 
+def test_dynamic_replay_with_preemption_by_hand(tmp_path: Path) -> None:
+    # One GPU: lo (BE -> priority 5000) runs from 0 for 100 s; hi (LS -> 9000) arrives at 10 and
+    # fits nowhere. Without preemption it is withdrawn at its deletion time 30; with it, hi preempts
+    # lo, runs 10-30, and lo (waiting again) is placed at 30: 3 placements, the last 30 s after lo's arrival.
+    t = write(tmp_path, "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16000,1,T4\n",
+              HEADER + "lo,1000,1000,1,1000,,BE,Running,0,100,0\nhi,1000,1000,1,1000,,LS,Running,10,30,10\n")
+    tp = t.with_priorities_by_qos()
+    off = gs.sim.run_dynamic(tp, "FGD", seed=1)
+    assert (off["preemptions"], off["preempted_pods"], off["withdrawn_pods"], off["placed_pods"]) == (0, 0, 1, 1)
+    on = gs.sim.run_dynamic(tp, "FGD", seed=1, preemption=True)
+    assert (on["preemptions"], on["preempted_pods"], on["withdrawn_pods"], on["placed_pods"]) == (1, 1, 0, 3)
+    assert on["delay_max_s"] == 30.0 and on["preempted_by_shape"] == {"cpu=1000m gpu=1x1000": 1}
+    assert on["window_pending_pods"][-1] == 1  # just after hi's arrival at 10, lo waits
+    # The trace as read: every pod priority 0, and an equal priority is never preempted.
+    same = gs.sim.run_dynamic(t, "FGD", seed=1, preemption=True)
+    assert (same["preemptions"], same["withdrawn_pods"]) == (0, 1)
+
+
 def test_openb_fgd_matches_the_paper() -> None:
     t = gs.sim.load_openb(REPO / "data" / "openb")
     assert (t.num_nodes, t.num_pods) == (1213, 8152)

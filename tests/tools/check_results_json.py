@@ -95,6 +95,34 @@ def main() -> None:
             if m[k]["values"] != [v]:
                 fail(f"dynamic {k}: want [{v}], got {m[k]['values']}")
 
+        # Preemption (tests/data/cli/pods_preempt.csv, one GPU; --priority-by-qos: BE 5000, LS 9000): lo (BE)
+        # runs from 0 for 100 s; hi (LS) arrives at 10 and fits nowhere. Without --preemption hi waits and
+        # is withdrawn at its deletion time 30. With it, hi preempts lo (1 preemption, 1 victim) and runs
+        # 10-30; lo waits again and is placed at 30, 30 s after its arrival: 3 placements, delays 0, 0, 30.
+        preempt = ["--mode", "dynamic", "--nodes", str(data / "nodes_one_gpu.csv"), "--pods",
+                   str(data / "pods_preempt.csv"), "--policy", "FGD", "--seeds", "1", "--output-json", str(out)]
+        cases = [([], {"preemptions": 0, "preempted_pods": 0, "placed_pods": 1, "withdrawn_pods": 1}),
+                 (["--preemption", "--priority-by-qos"],
+                  {"preemptions": 1, "preempted_pods": 1, "placed_pods": 3, "waited_pods": 1, "withdrawn_pods": 0,
+                   "delay_max_s": 30.0, "delay_mean_s": 10.0})]
+        for flags, want in cases:
+            p = subprocess.run([exe, *preempt, *flags], capture_output=True, text=True, timeout=120)
+            if p.returncode != 0:
+                fail(f"{flags}: exit {p.returncode}: {p.stderr}")
+            doc = json.loads(out.read_text())
+            errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+            if errors:
+                fail(f"{flags}: {errors[0].message} at {list(errors[0].path)}")
+            if doc["preemption"] != bool(flags) or doc["priority_by_qos"] != bool(flags):
+                fail(f"{flags}: preemption/priority_by_qos {doc['preemption']}/{doc['priority_by_qos']}")
+            m = doc["summary"][0]["metrics"]
+            for k, v in want.items():
+                if m[k]["values"] != [v]:
+                    fail(f"dynamic {flags} {k}: want [{v}], got {m[k]['values']}")
+            # The table shows the preemption counts only when the replay preempts.
+            if ("preemptions" in p.stdout) != bool(flags):
+                fail(f"{flags}: preemption columns {'missing from' if flags else 'in'} the table:\n{p.stdout}")
+
         if with_scenario:
             doc, err = run(["--scenario", str(src / "data/scenarios/seed.yaml"), "--profiles", "kube-default,gpusched",
                             "--seeds", "1-2", "--duration", "600", "--json"], None)

@@ -65,6 +65,7 @@
 #include "gpusched/gang/placement.hpp"
 #include "gpusched/gang/result.hpp"
 #include "gpusched/preemption/disruption_budget.hpp"
+#include "gpusched/preemption/reprieve.hpp"
 #include "gpusched/preemption/preemption.hpp"
 #include "gpusched/preemption/preemption_budget.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
@@ -396,20 +397,10 @@ class gang_preemptor {
       const bool shortcut = pass == 0;
       if (shortcut) fits(o);  // the placement on every candidate removed (it fits: step 2), remembered
       victim.assign(units_.size(), false);
-      bool unchecked = false;
-      for (const std::uint32_t k : order) {
-        add_back(o, k);
-        if (shortcut && !touches_fit(k)) {
-          unchecked = true;
-          continue;
-        }
-        if (fits(o)) {
-          unchecked = false;
-          continue;
-        }
-        remove(o, k);
-        victim[k] = true;
-      }
+      const bool unchecked = detail::reprieve_units(
+          order, [&](std::uint32_t k) { add_back(o, k); }, [&](std::uint32_t k) { remove(o, k); },
+          [&] { return fits(o); }, [&](std::uint32_t k) { return !shortcut || touches_fit(k); },
+          [&](std::uint32_t k) { victim[k] = true; });
       const bool done = !unchecked || fits(o);
       for (const std::uint32_t k : order) {  // back to every candidate removed
         if (!victim[k]) remove(o, k);
@@ -419,12 +410,13 @@ class gang_preemptor {
   }
 
   bool more_important(std::uint32_t a, std::uint32_t b) const {
-    const unit& x = units_[a];
-    const unit& y = units_[b];
-    if (x.violating != y.violating) return x.violating;
-    if (x.priority != y.priority) return x.priority > y.priority;
-    if (x.start != y.start) return x.start < y.start;
-    return x.key != y.key ? x.key < y.key : a < b;
+    if (units_[a].violating != units_[b].violating) return units_[a].violating;
+    return importance_before(a, b);
+  }
+  // MoreImportantPod, then the unit index (preemption/reprieve.hpp).
+  bool importance_before(std::uint32_t a, std::uint32_t b) const {
+    const int c = detail::importance_compare(units_[a], units_[b]);
+    return c != 0 ? c < 0 : a < b;
   }
 
   // Kubernetes' filterPodsWithPDBViolation over every candidate pod, most important first
@@ -434,20 +426,13 @@ class gang_preemptor {
     for (std::uint32_t k = 0; k < units_.size(); ++k) {
       if (units_[k].eligible) order_.push_back(k);
     }
-    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const unit& x = units_[a];
-      const unit& y = units_[b];
-      if (x.priority != y.priority) return x.priority > y.priority;
-      if (x.start != y.start) return x.start < y.start;
-      return x.key != y.key ? x.key < y.key : a < b;
-    });
-    tally_.reset(&pdbs);
-    for (const std::uint32_t k : order_) {
+    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) { return importance_before(a, b); });
+    detail::take_pdb_violations(tally_, pdbs, order_, [&](std::uint32_t k, const auto& take) {
       unit& u = units_[k];
       for (std::uint32_t i = u.first; i < u.first + u.count; ++i) {
-        if (tally_.take(all_[i].key)) u.violating = violating_[i] = true;
+        if (take(all_[i].key)) u.violating = violating_[i] = true;
       }
-    }
+    });
   }
 
   void importance_order(std::vector<std::uint32_t>& order) const {

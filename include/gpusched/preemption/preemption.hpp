@@ -39,6 +39,7 @@
 #include "gpusched/core/reason.hpp"
 #include "gpusched/core/splitmix64.hpp"
 #include "gpusched/preemption/disruption_budget.hpp"
+#include "gpusched/preemption/reprieve.hpp"
 #include "gpusched/preemption/node_overlay.hpp"
 #include "gpusched/preemption/preemption_budget.hpp"
 #include "gpusched/schedule/transaction.hpp"
@@ -352,52 +353,43 @@ class preemptor {
     for (std::uint32_t k = 0; k < units_.size(); ++k) {
       if (units_[k].eligible) order_.push_back(k);
     }
-    std::sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const unit& x = units_[a];
-      const unit& y = units_[b];
-      if (x.priority != y.priority) return x.priority > y.priority;
-      if (x.start != y.start) return x.start < y.start;
-      return x.key < y.key;
-    });
+    const auto by_importance = [&](std::uint32_t a, std::uint32_t b) {
+      return detail::importance_compare(units_[a], units_[b]) < 0;
+    };
+    std::sort(order_.begin(), order_.end(), by_importance);
     member_pdb_.clear();
     if (pdbs_ != nullptr) {
-      tally_.reset(pdbs_);
-      for (const std::uint32_t k : order_) {
+      detail::take_pdb_violations(tally_, *pdbs_, order_, [&](std::uint32_t k, const auto& take) {
         unit& u = units_[k];
         if (u.gang == no_gang) {
-          u.violating = tally_.take(pods[u.local].key) || u.violating;
-          continue;
+          u.violating = take(pods[u.local].key) || u.violating;
+          return;
         }
         u.pdb_first = static_cast<std::uint32_t>(member_pdb_.size());
         for_each_gang_member(u.gang, [&](const bound_pod& m) {
-          const bool v = tally_.take(m.key);
+          const bool v = take(m.key);
           member_pdb_.push_back(v ? 1 : 0);
           u.violating = u.violating || v;
         });
-      }
+      });
     }
     // Reprieve, most important first, violating units before the others.
     std::stable_sort(order_.begin(), order_.end(),
                      [&](std::uint32_t a, std::uint32_t b) { return units_[a].violating && !units_[b].violating; });
     bool any_victim = false;
-    for (const std::uint32_t k : order_) {
-      apply_unit(overlay, pods, k, +1);
-      if (fits(overlay, n)) continue;
-      apply_unit(overlay, pods, k, -1);
-      units_[k].victim = true;
-      any_victim = true;
-    }
+    detail::reprieve_units(
+        order_, [&](std::uint32_t k) { apply_unit(overlay, pods, k, +1); },
+        [&](std::uint32_t k) { apply_unit(overlay, pods, k, -1); }, [&] { return fits(overlay, n); },
+        [](std::uint32_t) { return true; },
+        [&](std::uint32_t k) {
+          units_[k].victim = true;
+          any_victim = true;
+        });
     if (!any_victim) return outcome::fits_already;
 
     // Victims, most important first (order_ is by importance within each violation class).
     cur_victims_.clear();
-    std::stable_sort(order_.begin(), order_.end(), [&](std::uint32_t a, std::uint32_t b) {
-      const unit& x = units_[a];
-      const unit& y = units_[b];
-      if (x.priority != y.priority) return x.priority > y.priority;
-      if (x.start != y.start) return x.start < y.start;
-      return x.key < y.key;
-    });
+    std::stable_sort(order_.begin(), order_.end(), by_importance);
     for (const std::uint32_t k : order_) {
       const unit& u = units_[k];
       if (!u.victim) continue;

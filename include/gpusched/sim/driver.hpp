@@ -336,6 +336,7 @@ class driver {
   [[nodiscard]] std::size_t running() const noexcept { return running_; }  // placed and not yet gone
   [[nodiscard]] std::size_t pending() const noexcept { return q_.size(); }
   [[nodiscard]] std::size_t preemptions() const noexcept { return preemptions_; }  // victims, all told
+  [[nodiscard]] std::size_t preemptors() const noexcept { return preemptors_; }    // pods placed by preempting
   [[nodiscard]] bool placed(std::uint32_t j) const noexcept { return bound_[j] != 0; }
   [[nodiscard]] bool gang_started(std::uint32_t g) const noexcept { return gang_started_[g] != 0; }
 
@@ -415,6 +416,7 @@ class driver {
           if constexpr (requires { obs_.gang_stopped(g); }) obs_.gang_stopped(g);
         }
       }
+      ++preemptors_;
       track(c_.find(w_.bound_spec(j).name)->id, j);
       start(j, plan.preemptor_binding, now, waited);
       if (o_.requeue) {  // the preemptor may have taken a victim's pod id: jobs noted before
@@ -566,7 +568,7 @@ class driver {
   std::vector<std::uint32_t> victims_; // the jobs of the plan being applied
   std::vector<std::string> failed_shapes_;
   rejection_counts why_{};
-  std::size_t next_ = 0, running_ = 0, preemptions_ = 0;
+  std::size_t next_ = 0, running_ = 0, preemptions_ = 0, preemptors_ = 0;
   double now_ = 0.0, last_ = 0.0, next_sample_ = 0.0;
 };
 

@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -54,6 +55,12 @@ struct dynamic_options {
   // gpusched's: a pod that fits nowhere may preempt lower-priority pods (the driver's preempt
   // action, Kubernetes' DefaultPreemption); victims wait in the queue again. Off by default.
   bool preemption = false;
+  // Points at which the arrival window [first arrival, last arrival] is sampled, evenly spaced from
+  // its start to its end (k / (n - 1) of the window, k = 0..n-1; one point: the start): pods
+  // pending, running, GPU allocated and fragmented over the load, which the periodic samples
+  // (sample_period) miss when time_scale compresses the window to seconds; each is the state just
+  // after the events of its second (fewer points when the replay ends first). 0: none.
+  std::size_t window_samples = 20;
 };
 
 // The most samples one dynamic replay records: 2^24 (about 670 MB of dynamic_sample). The default
@@ -83,10 +90,13 @@ struct dynamic_result {
   std::size_t max_pending = 0;
   double time_weighted_allocation_pct = 0.0;
   double time_weighted_pending = 0.0;
+  double time_weighted_frag_amount_pct = 0.0;  // FGD's fragmentation (GPU share, typical pods) over the window
   double mean_delay = 0.0, p50_delay = 0.0, p95_delay = 0.0, p99_delay = 0.0, max_delay = 0.0;  // seconds
   std::vector<dynamic_sample> samples;
+  std::vector<dynamic_sample> window;  // dynamic_options::window_samples points of the arrival window
   std::map<std::string, std::size_t> withdrawn_by_shape;
-  std::size_t preempted = 0;  // runs ended by preemption (dynamic_options::preemption)
+  std::size_t preemptions = 0;  // pods placed by preempting others (dynamic_options::preemption)
+  std::size_t preempted = 0;    // runs ended by preemption: the victims
   std::map<std::string, std::size_t> preempted_by_shape;
   double seconds = 0.0;
 
@@ -118,8 +128,9 @@ struct dynamic_observer {
   frag_tracker* frag;
   dynamic_result* res;
   std::vector<double> delays{};
-  double alloc_integral = 0.0, pending_integral = 0.0;
+  double alloc_integral = 0.0, pending_integral = 0.0, frag_integral = 0.0;
   double last = 0.0;
+  std::size_t window_points = 0;  // dynamic_options::window_samples
 
   template <class D>
   void sample(const D& d, double t) {
@@ -130,9 +141,23 @@ struct dynamic_observer {
   void advance(const D& d, double from, double to) {  // the state held over [from, to), within the window
     const auto end = static_cast<double>(res->end);
     const double dt = std::min(to, end) - std::min(from, end);
-    alloc_integral += static_cast<double>(totals(*c).gpu_milli_allocated()) * dt;
+    const milli alloc = totals(*c).gpu_milli_allocated();
+    const double frag_now = frag->total().fragment();
+    alloc_integral += static_cast<double>(alloc) * dt;
     pending_integral += static_cast<double>(d.pending()) * dt;
+    frag_integral += frag_now * dt;
+    // Window points in [from, to) see the state held there (at the first arrival: after its events).
+    while (res->window.size() < window_points) {
+      const double t = window_point(res->window.size());
+      if (!(t < to)) break;
+      res->window.push_back(dynamic_sample{static_cast<std::int64_t>(std::floor(t)), alloc, d.running(), d.pending(), frag_now});
+    }
     last = to;
+  }
+  [[nodiscard]] double window_point(std::size_t k) const noexcept {
+    if (window_points < 2) return static_cast<double>(res->start);
+    return static_cast<double>(res->start) +
+           static_cast<double>(res->end - res->start) * static_cast<double>(k) / static_cast<double>(window_points - 1);
   }
   void placed(std::uint32_t j, const binding& b, double now, bool waited) {
     frag->update(*c, b.node);
@@ -153,6 +178,7 @@ struct dynamic_observer {
   }
   template <class D>
   void step(const D& d, double) noexcept {
+    res->preemptions = d.preemptors();
     res->max_pending = std::max(res->max_pending, d.pending());
   }
 };
@@ -230,6 +256,8 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   detail::dynamic_observer obs{&c, &w, &frag, &res};
   obs.delays.reserve(n);
   obs.last = static_cast<double>(res.start);
+  obs.window_points = o.window_samples;
+  res.window.reserve(o.window_samples);
   fifo_queue pending;  // the library's FIFO model of QueueSort (queue/queue_sort.hpp)
   driver_options d;
   d.sample_period = static_cast<double>(o.sample_period);
@@ -237,12 +265,14 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   detail::drive_replay(c, w, pending, s, obs, d, o.preemption, o.seed);
   std::vector<double>& delays = obs.delays;
   const double alloc_integral = obs.alloc_integral, pending_integral = obs.pending_integral;
+  const double frag_integral = obs.frag_integral;
   const std::int64_t last = static_cast<std::int64_t>(obs.last);
   res.last_event = last;
   const double span = static_cast<double>(res.end - res.start);
   if (span > 0) {
     res.time_weighted_allocation_pct = alloc_integral / span / static_cast<double>(res.gpu_capacity) * 100.0;
     res.time_weighted_pending = pending_integral / span;
+    res.time_weighted_frag_amount_pct = frag_integral / span / static_cast<double>(res.gpu_capacity) * 100.0;
   }
   if (!delays.empty()) {
     std::sort(delays.begin(), delays.end());

@@ -141,7 +141,8 @@ struct paper_result {
   event_sample final{};
   std::vector<event_sample> events;                    // one per arrival, when recorded
   std::map<std::string, std::size_t> failed_by_shape;  // shape_key -> failed pods
-  std::size_t pods_preempted = 0;                        // placed, then preempted (paper_options::preemption)
+  std::size_t preemptions = 0;                           // pods placed by preempting others (paper_options::preemption)
+  std::size_t pods_preempted = 0;                        // placed, then preempted: the victims
   std::map<std::string, std::size_t> preempted_by_shape;  // shape_key -> preempted pods
   double seconds = 0.0;                                // wall time of the replay
 
@@ -226,7 +227,8 @@ struct paper_observer {
     }
   }
   template <class D>
-  void step(const D&, double) {
+  void step(const D& d, double) {
+    res->preemptions = d.preemptors();
     const event_sample e{arrived_gpu, totals(*c).gpu_milli_allocated(), frag->total().fragment(), frag->total().idle()};
     if (record) res->events.push_back(e);
     res->final = e;

@@ -24,8 +24,16 @@ inline paper_run view(const paper_result& r, int max_pct) {
   return paper_run{&r, curve.empty() ? r.final_allocation_pct() : curve.back().allocation_pct};
 }
 
-// Paper mode's scalars per run. Fields with a width are the table's trailing columns, in order.
-inline constexpr std::array<result_field<paper_run>, 9> paper_fields{{
+// The preemption counts (paper_options / dynamic_options::preemption): in every JSON run and Python
+// dict (zero with preemption off), in the table only when the replay preempts, so that the table of
+// the protocol without preemption keeps its columns.
+[[nodiscard]] constexpr bool preemption_field(std::string_view key) noexcept {
+  return key == "preemptions" || key == "preempted_pods";
+}
+
+// Paper mode's scalars per run. Fields with a width are the table's trailing columns, in order
+// (preemption_field ones only with preemption on).
+inline constexpr std::array<result_field<paper_run>, 11> paper_fields{{
     {"allocation_pct_at_tune", "alloc %", value_kind::real, 2, [](const paper_run& p) { return p.allocation_pct_at_tune; }},
     {"unallocated_pct_at_tune", "unalloc %", value_kind::real, 2,
      [](const paper_run& p) { return 100.0 - p.allocation_pct_at_tune; }, true, 11},
@@ -42,10 +50,15 @@ inline constexpr std::array<result_field<paper_run>, 9> paper_fields{{
      [](const paper_run& p) { return p.r->final_arrived_pct(); }},
     {"final_allocation_pct", "final alloc %", value_kind::real, 2,
      [](const paper_run& p) { return p.r->final_allocation_pct(); }},
+    {"preemptions", "preemptions", value_kind::integer, 0,
+     [](const paper_run& p) { return static_cast<double>(p.r->preemptions); }, false, 11},
+    {"preempted_pods", "preempted", value_kind::integer, 0,
+     [](const paper_run& p) { return static_cast<double>(p.r->pods_preempted); }, true, 9},
 }};
 
-// Dynamic mode's scalars per run. Fields with a width are the table's columns after "runs", in order.
-inline constexpr std::array<result_field<dynamic_result>, 13> dynamic_fields{{
+// Dynamic mode's scalars per run. Fields with a width are the table's columns after "runs", in order
+// (preemption_field ones only with preemption on).
+inline constexpr std::array<result_field<dynamic_result>, 16> dynamic_fields{{
     {"time_weighted_allocation_pct", "tw alloc %", value_kind::real, 3,
      [](const dynamic_result& r) { return r.time_weighted_allocation_pct; }, false, 12},
     {"time_weighted_pending_pods", "tw pending", value_kind::real, 3,
@@ -65,6 +78,11 @@ inline constexpr std::array<result_field<dynamic_result>, 13> dynamic_fields{{
      [](const dynamic_result& r) { return static_cast<double>(r.placed); }},
     {"max_pending_pods", "max pending", value_kind::integer, 0,
      [](const dynamic_result& r) { return static_cast<double>(r.max_pending); }, true},
+    {"preemptions", "preemptions", value_kind::integer, 0,
+     [](const dynamic_result& r) { return static_cast<double>(r.preemptions); }, false, 11},
+    {"preempted_pods", "preempted", value_kind::integer, 0,
+     [](const dynamic_result& r) { return static_cast<double>(r.preempted); }, true, 9},    {"time_weighted_frag_amount_pct", "tw frag %", value_kind::real, 3,
+     [](const dynamic_result& r) { return r.time_weighted_frag_amount_pct; }, true},
 }};
 
 }  // namespace gpusched::sim

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,6 +59,29 @@ inline void check_replayable(const trace& t) {
         "trace.nodes", "no node has a GPU" + in(t.nodes_file) + "; the replays report shares of GPU capacity");
   }
   if (t.pods.empty()) throw invalid_argument_error("trace.pods", "the pod list is empty" + in(t.pods_file));
+}
+
+// Pod priorities from the trace's QoS column, for replays that preempt (the openb traces give every
+// pod priority 0, and Kubernetes preempts strictly lower priorities only). Koordinator's priority
+// classes (koordinator.sh docs, "Priority"; its QoS design pairs LS with koord-prod and BE with
+// koord-batch): LS, Guaranteed and Burstable pods get koord-prod's lowest priority, 9000; BE pods
+// koord-batch's, 5000. Throws invalid_argument_error naming the pod (file:line when loaded), and
+// changes nothing, for a pod without a QoS (the 5-column files have none).
+inline constexpr std::int32_t koord_prod_priority = 9000;   // koord-prod: [9000, 9999]
+inline constexpr std::int32_t koord_batch_priority = 5000;  // koord-batch: [5000, 5999]
+
+inline void set_priorities_by_qos(trace& t) {
+  for (const openb_pod& p : t.pods) {
+    if (p.qos.empty()) {
+      const std::string where = t.pods_file.empty() ? std::string() : t.pods_file + ":" + std::to_string(p.line) + ": ";
+      throw invalid_argument_error("trace.pods", where + "pod '" + p.spec.name + "' has no qos to take a priority from");
+    }
+  }
+  for (std::size_t i = 0; i < t.pods.size(); ++i) {
+    const std::int32_t prio = t.pods[i].qos == "BE" ? koord_batch_priority : koord_prod_priority;
+    t.pods[i].spec.priority = prio;
+    t.requests[i].priority = prio;
+  }
 }
 
 // "cpu=12000m gpu=1x1000" or "cpu=8000m gpu=1x470 model=T4|P100": a pod's shape as a text key.

@@ -102,6 +102,14 @@ py::dict dynamic_dict(sim::dynamic_result&& r) {
   d["running_pods"] = column<std::int64_t>(s.size(), [&](std::size_t i) { return static_cast<std::int64_t>(s[i].running); });
   d["pending_pods"] = column<std::int64_t>(s.size(), [&](std::size_t i) { return static_cast<std::int64_t>(s[i].pending); });
   d["frag_amount_pct"] = column<double>(s.size(), [&](std::size_t i) { return s[i].frag_gpu_milli / cap * 100.0; });
+  const auto& w = r.window;  // evenly spaced points of the arrival window
+  d["window_time_s"] = column<std::int64_t>(w.size(), [&](std::size_t i) { return w[i].time; });
+  d["window_allocation_pct"] =
+      column<double>(w.size(), [&](std::size_t i) { return static_cast<double>(w[i].allocated_gpu_milli) / cap * 100.0; });
+  d["window_running_pods"] = column<std::int64_t>(w.size(), [&](std::size_t i) { return static_cast<std::int64_t>(w[i].running); });
+  d["window_pending_pods"] = column<std::int64_t>(w.size(), [&](std::size_t i) { return static_cast<std::int64_t>(w[i].pending); });
+  d["window_frag_amount_pct"] = column<double>(w.size(), [&](std::size_t i) { return w[i].frag_gpu_milli / cap * 100.0; });
+  d["preempted_by_shape"] = shapes_dict(r.preempted_by_shape);
   d["start_s"] = r.start;
   d["end_s"] = r.end;
   d["last_event_s"] = r.last_event;
@@ -154,13 +162,14 @@ auto with_any_policy(const trace_ptr& t, const py::object& policy, std::uint64_t
 }
 
 py::dict run_paper(const trace_ptr& t, const py::object& policy, std::uint64_t seed, double tune, bool shuffle,
-                   bool record_events, std::optional<int> max_pct) {
+                   bool record_events, std::optional<int> max_pct, bool preemption) {
   if (!std::isfinite(tune)) throw invalid_argument_error("tune", "must be a finite number");
   if (max_pct && *max_pct < 0) throw invalid_argument_error("max_pct", "must be >= 0, got " + std::to_string(*max_pct));
   sim::paper_options o;
   o.seed = seed;
   o.tune = tune;
   o.shuffle = shuffle;
+  o.preemption = preemption;
   o.record_events = true;  // the curve needs them; dropped below when not wanted
   sim::paper_result r = with_any_policy(t, policy, seed, o.ties, [&](auto prof, const std::string& name) {
     return sim::run_paper(*t, std::move(prof), o, name);
@@ -178,8 +187,13 @@ py::dict run_paper(const trace_ptr& t, const py::object& policy, std::uint64_t s
 }
 
 py::dict run_dynamic(const trace_ptr& t, const py::object& policy, std::uint64_t seed, double time_scale,
-                     std::int64_t sample_period_s) {
+                     std::int64_t sample_period_s, bool preemption, std::int64_t window_samples) {
+  if (window_samples < 0 || window_samples > 1000000) {
+    throw invalid_argument_error("window_samples", "must be within 0..1000000, got " + std::to_string(window_samples));
+  }
   sim::dynamic_options o;
+  o.preemption = preemption;
+  o.window_samples = static_cast<std::size_t>(window_samples);
   o.seed = seed;
   o.time_scale = time_scale;
   o.sample_period = sample_period_s;
@@ -203,6 +217,16 @@ void register_sim(py::module_& m) {
           py::arg("nodes"), py::arg("pods"),
           "Reads an openb node list and pod list (11- or 5-column CSV). A malformed row raises ConfigFileError "
           "with file and line.")
+      .def(
+          "with_priorities_by_qos",
+          [](const sim::trace& t) {
+            auto copy = std::make_shared<sim::trace>(t);
+            sim::set_priorities_by_qos(*copy);
+            return copy;
+          },
+          "A copy whose pods take their priority from the qos column, for replays with preemption=True "
+          "(Koordinator's classes: LS, Guaranteed, Burstable 9000, BE 5000; gpusched-sim's --priority-by-qos). "
+          "The openb traces give every pod priority 0, and an equal priority is never preempted.")
       .def_property_readonly("nodes_file", [](const sim::trace& t) { return t.nodes_file; })
       .def_property_readonly("pods_file", [](const sim::trace& t) { return t.pods_file; })
       .def_property_readonly("num_nodes", [](const sim::trace& t) { return t.nodes.size(); })
@@ -270,18 +294,25 @@ void register_sim(py::module_& m) {
       "openb trace at 130% arrived (None for gpusched's own).");
   m.def("run_paper", &run_paper, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42, py::arg("tune") = 1.3,
         py::arg("shuffle") = true, py::arg("record_events") = true, py::arg("max_pct") = py::none(),
+        py::arg("preemption") = false,
         "Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. "
         "policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as "
         "the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. "
         "Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy "
         "arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), "
         "the scalars of gpusched-sim's JSON (allocation_pct_at_tune, unallocated_pct_at_tune, final_*_pct, arrived_pods, "
-        "failed_pods, wall_s; replay_fields('paper')), gpu_capacity_milli and failed_by_shape.");
+        "failed_pods, wall_s, preemptions, preempted_pods; replay_fields('paper')), gpu_capacity_milli and failed_by_shape. "
+        "preemption: a pod that fits nowhere may preempt lower-priority pods (Kubernetes' DefaultPreemption over the fit "
+        "checks); the victims are gone for good, as failed pods are.");
   m.def("run_dynamic", &run_dynamic, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42,
-        py::arg("time_scale") = 1.0, py::arg("sample_period_s") = 6 * 3600,
+        py::arg("time_scale") = 1.0, py::arg("sample_period_s") = 6 * 3600, py::arg("preemption") = false,
+        py::arg("window_samples") = 20,
         "Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. "
         "Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, "
-        "frag_amount_pct as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')).");
+        "frag_amount_pct as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')). "
+        "preemption: a pod that fits nowhere may preempt lower-priority pods; the victims wait again. "
+        "window_samples: evenly spaced points of the arrival window (window_time_s, window_allocation_pct, "
+        "window_running_pods, window_pending_pods, window_frag_amount_pct).");
   m.def(
       "replay_fields",
       [](const std::string& mode) {

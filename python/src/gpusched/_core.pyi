@@ -557,6 +557,10 @@ class Trace:
         """
         The pods (name order) as numpy columns: name (list), cpu_milli, memory_mib, num_gpu, gpu_milli, creation_time, deletion_time (0 in 5-column files).
         """
+    def with_priorities_by_qos(self) -> Trace:
+        """
+        A copy whose pods take their priority from the qos column, for replays with preemption=True (Koordinator's classes: LS, Guaranteed, Burstable 9000, BE 5000; gpusched-sim's --priority-by-qos). The openb traces give every pod priority 0, and an equal priority is never preempted.
+        """
     @property
     def gpu_milli_capacity(self) -> int:
         ...
@@ -849,13 +853,13 @@ def replay_fields(mode: str) -> list:
     """
     The scalar fields of run_paper (mode='paper') or run_dynamic ('dynamic') results, as gpusched-sim's JSON lists them (docs/results.schema.json): dicts with key, label, kind ('integer' or 'real'), precision and lower_is_better.
     """
-def run_dynamic(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, time_scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, sample_period_s: typing.SupportsInt | typing.SupportsIndex = 21600) -> dict:
+def run_dynamic(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, time_scale: typing.SupportsFloat | typing.SupportsIndex = 1.0, sample_period_s: typing.SupportsInt | typing.SupportsIndex = 21600, preemption: bool = False, window_samples: typing.SupportsInt | typing.SupportsIndex = 20) -> dict:
     """
-    Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, frag_amount_pct as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')).
+    Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, frag_amount_pct as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')). preemption: a pod that fits nowhere may preempt lower-priority pods; the victims wait again. window_samples: evenly spaced points of the arrival window (window_time_s, window_allocation_pct, window_running_pods, window_pending_pods, window_frag_amount_pct).
     """
-def run_paper(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, tune: typing.SupportsFloat | typing.SupportsIndex = 1.3, shuffle: bool = True, record_events: bool = True, max_pct: typing.SupportsInt | typing.SupportsIndex | None = None) -> dict:
+def run_paper(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typing.SupportsIndex = 42, tune: typing.SupportsFloat | typing.SupportsIndex = 1.3, shuffle: bool = True, record_events: bool = True, max_pct: typing.SupportsInt | typing.SupportsIndex | None = None, preemption: bool = False) -> dict:
     """
-    Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), the scalars of gpusched-sim's JSON (allocation_pct_at_tune, unallocated_pct_at_tune, final_*_pct, arrived_pods, failed_pods, wall_s; replay_fields('paper')), gpu_capacity_milli and failed_by_shape.
+    Replays the trace under the FGD paper's protocol (arrivals only) with one policy and seed; releases the GIL. policy: a name (sim_policies()) or a Python scorer fn(NodeFeatures, Pod) -> scores 0..100, which runs as the only scorer after the simulator's filter (NodeResourcesFit + GPUCheck), with best-fit devices. Returns a dict: the per-percent curve (arrived_pct, allocation_pct, frag_amount_pct, frag_ratio_pct as numpy arrays, buckets 0..max_pct, default round(tune*100), or the final arrived % when tune <= 0), per-arrival events (event_*), the scalars of gpusched-sim's JSON (allocation_pct_at_tune, unallocated_pct_at_tune, final_*_pct, arrived_pods, failed_pods, wall_s, preemptions, preempted_pods; replay_fields('paper')), gpu_capacity_milli and failed_by_shape. preemption: a pod that fits nowhere may preempt lower-priority pods (Kubernetes' DefaultPreemption over the fit checks); the victims are gone for good, as failed pods are.
     """
 def sim_policies() -> list:
     """

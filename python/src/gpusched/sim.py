@@ -78,6 +78,7 @@ def replay(
     mode: str = "paper",
     tune: float = 1.3,
     time_scale: float = 1.0,
+    preemption: bool = False,
     progress: Optional[bool] = None,
     workers: int = 1,
     **options: Any,
@@ -85,15 +86,22 @@ def replay(
     """Runs every policy (a name, or a Python scorer ``fn(NodeFeatures, Pod) -> scores``) on every seed: ``{"mode", "tune" | "time_scale", "runs": [run, ...]}`` with each
     run the dict of ``run_paper`` (mode="paper") or ``run_dynamic`` (mode="dynamic"), the shape
     ``gpusched.plot.plot_allocation`` reads. ``options`` go to the run function (record_events,
-    max_pct, shuffle; sample_period_s). A progress bar goes to stderr when ``progress`` (None: when
+    max_pct, shuffle; sample_period_s). ``preemption`` lets a pod that fits nowhere preempt
+    lower-priority pods (gpusched-sim's ``--preemption``). A progress bar goes to stderr when ``progress`` (None: when
     stderr is a terminal). Each run's scalars have the keys of gpusched-sim's JSON (``replay_fields``)."""
     names, sd = _policies(policies), _seeds(seeds)
     if mode == "paper":
-        jobs = [lambda p=p, s=s: run_paper(trace, p, s, tune, **options) for p in names for s in sd]
-        head: dict[str, Any] = {"mode": mode, "tune": tune}
+        jobs = [
+            lambda p=p, s=s: run_paper(trace, p, s, tune, preemption=preemption, **options) for p in names for s in sd
+        ]
+        head: dict[str, Any] = {"mode": mode, "tune": tune, "preemption": preemption}
     elif mode == "dynamic":
-        jobs = [lambda p=p, s=s: run_dynamic(trace, p, s, time_scale, **options) for p in names for s in sd]
-        head = {"mode": mode, "time_scale": time_scale}
+        jobs = [
+            lambda p=p, s=s: run_dynamic(trace, p, s, time_scale, preemption=preemption, **options)
+            for p in names
+            for s in sd
+        ]
+        head = {"mode": mode, "time_scale": time_scale, "preemption": preemption}
     else:
         raise invalid("mode", f"must be 'paper' or 'dynamic', got {mode!r}")
     for p in names:  # fail before the first run, not after an hour

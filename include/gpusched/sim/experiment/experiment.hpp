@@ -34,6 +34,7 @@
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/sim/driver.hpp"
 #include "gpusched/sim/serving/engine.hpp"
+#include "gpusched/sim/serving/engine_observer.hpp"
 #include "gpusched/sim/serving/scenario.hpp"
 
 namespace gpusched::sim::experiment {
@@ -242,7 +243,9 @@ struct job_rec {
 
 }  // namespace detail
 
-using experiment_cluster = bound_cluster<in_memory_cluster>;
+// The experiment's one cluster state: the serving engine follows its bindings (replicas placed and
+// removed, node CPU demand) as an observer of the bookkeeping decorator (sim/serving/engine_observer.hpp).
+using experiment_cluster = bound_cluster<in_memory_cluster, serving::engine_observer>;
 
 // The wiring's scheduler configuration, parsed as written. With fit_mode::overcommit the registry
 // binds NodeResourcesFit's filter to nothing (its args are still checked) and overcommit_fit runs
@@ -284,10 +287,11 @@ struct serving_workload {
   [[nodiscard]] std::uint64_t seq(std::uint32_t j) const { return pods[j].seq; }  // equal priorities: submission order
 };
 
-// The driver's observer: keeps the serving engine (one clock with the driver) and the metrics in step
-// with the placements. Placements move replicas and CPU demand; a started gang adds its proxy load;
-// between steps the engine runs and its OOM crashes are counted; samples read utilisation, set the
-// node loads LoadAware scores against and, with leak eviction, restart leaking replicas.
+// The driver's observer: runs the serving engine (one clock with the driver) and keeps the metrics.
+// Placements reach the engine through the cluster (replicas and CPU demand: the cluster's
+// engine_observer); here a started gang adds its proxy load; between steps the engine runs and its
+// OOM crashes are counted; samples read utilisation, set the node loads LoadAware scores against and,
+// with leak eviction, restart leaking replicas.
 class serving_observer {
  public:
   serving_observer(serving::serving_engine& e, const serving::latency_model& lm, const serving::serving_setup& su,
@@ -295,7 +299,7 @@ class serving_observer {
                    const std::vector<serving::training_job>& jobs_in, const profile_wiring& w, scheduling_queue& queue,
                    run_metrics& out)
       : e_(e), lm_(lm), su_(su), sc_(sc), cl_(cl), wl_(wl), jobs_in_(jobs_in), w_(w), queue_(queue), out_(out),
-        monitor_(w.leak), jobs_(jobs_in.size()), cpu_demand_(static_cast<std::size_t>(sc.nodes.count), 0),
+        monitor_(w.leak), jobs_(jobs_in.size()),
         free_buf_(static_cast<std::size_t>(sc.nodes.gpus_per_node)),
         last_busy_(static_cast<std::size_t>(sc.nodes.count) * static_cast<std::size_t>(sc.nodes.gpus_per_node), 0.0),
         node_busy_(static_cast<std::size_t>(sc.nodes.count), 0.0) {
@@ -317,18 +321,14 @@ class serving_observer {
     pod_rec& r = wl_.pods[j];
     r.bound = true;
     r.where = b;
-    set_cpu(b.node, r.p.cpu_milli);
-    if (r.service >= 0) {
-      r.ran = true;
-      e_.place_replica(replica_of(r), e_.slot(b.node, std::countr_zero(b.gpus)));
-    }
+    monitor_.reset(b.node);  // the node's tenants changed: a step, not a trend
+    if (r.service >= 0) r.ran = true;
   }
   void released(std::uint32_t j, const binding& /*where*/, bool preempted) {
     pod_rec& r = wl_.pods[j];
     if (preempted) out_.preemptions += 1.0;
     r.bound = false;
-    set_cpu(r.where.node, -r.p.cpu_milli);
-    if (r.service >= 0) e_.remove_replica(replica_of(r));
+    monitor_.reset(r.where.node);
     if (w_.two_tier_queue) queue_.released(r.p);
   }
   void gang_started(std::uint32_t g, double now) {
@@ -380,7 +380,8 @@ class serving_observer {
     // memory requests over capacity, mean GPU busy share over the last sample interval.
     for (node_index n = 0; n < static_cast<node_index>(np.count); ++n) {
       node_metrics m;
-      m.cpu_used = std::min(1.0, static_cast<double>(cpu_demand_[n]) / static_cast<double>(np.cpu_milli));
+      const milli cpu = cl_.observer<serving::engine_observer>().cpu_demand(n);
+      m.cpu_used = std::min(1.0, static_cast<double>(cpu) / static_cast<double>(np.cpu_milli));
       m.mem_used = std::min(1.0, static_cast<double>(cl_.base().resources(n).mem_allocated) /
                                      static_cast<double>(np.memory_mib));
       m.gpu_used = std::min(1.0, node_busy_[n] / (static_cast<double>(np.gpus_per_node) * dt));
@@ -427,11 +428,6 @@ class serving_observer {
  private:
   [[nodiscard]] serving::replica_id replica_of(const pod_rec& r) const {
     return su_.replicas[static_cast<std::size_t>(r.service)][static_cast<std::size_t>(r.replica)];
-  }
-  void set_cpu(node_index n, milli d) {
-    cpu_demand_[n] += d;
-    e_.set_node_cpu_demand(n, cpu_demand_[n]);
-    monitor_.reset(n);  // the node's tenants changed: a step, not a trend
   }
   void stop_job(job_rec& j) {
     for (const auto x : j.externals) e_.remove_external(x);
@@ -509,7 +505,6 @@ class serving_observer {
   run_metrics& out_;
   gpu_memory_monitor monitor_;
   std::vector<job_rec> jobs_;
-  std::vector<milli> cpu_demand_;
   std::vector<std::int32_t> free_buf_;
   leak_report rep_;
   std::vector<double> last_busy_, node_busy_;
@@ -580,11 +575,16 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
       wl.pods.push_back(detail::pod_rec{std::move(p), -1, -1, static_cast<int>(j), seq++, jobs_in[j].submit_s});
     }
   }
+  engine_observer::replica_map replicas;
   for (std::size_t i = 0; i < wl.pods.size(); ++i) {
     const auto& r = wl.pods[i];
     wl.by_name.emplace(r.p.name, i);
     wl.times.push_back(driver_job{r.submit, r.job < 0 ? never : jobs_in[static_cast<std::size_t>(r.job)].duration_s, never});
+    if (r.service >= 0) {
+      replicas.emplace(r.p.name, su.replicas[static_cast<std::size_t>(r.service)][static_cast<std::size_t>(r.replica)]);
+    }
   }
+  follow_engine(cl, e, std::move(replicas));  // from here on the engine follows the cluster's bindings
 
   run_metrics out;
   detail::serving_observer obs(e, lm, su, sc, cl, wl, jobs_in, w, queue, out);

@@ -178,6 +178,18 @@ class serving_engine {
     nodes_[n].cpu_demand = static_cast<double>(demand_milli);
   }
 
+  // The CPU demand last set on node n (milli; set_node_cpu_demand).
+  [[nodiscard]] double node_cpu_demand(node_index n) const {
+    if (n >= nodes_.size()) throw invalid_argument_error("node", "no node " + std::to_string(n));
+    return nodes_[n].cpu_demand;
+  }
+
+  // Gives every GPU's replica list room for all replicas added so far, so that place_replica grows
+  // no list (sim/serving/engine_observer.hpp places replicas where nothing may throw).
+  void reserve_replica_slots() {
+    for (auto& g : gpus_) g.replicas.reserve(replicas_.size());
+  }
+
   // From time `at` on, replica `r` leaks `mib_per_s` of GPU memory until it crashes or is removed.
   void schedule_leak(replica_id r, double at, double mib_per_s) {
     check_replica(r);

@@ -1,0 +1,174 @@
+// The openb replays with preemption switched on (paper_options / dynamic_options::preemption,
+// gpusched-sim --preemption): the counts in the result field lists, and priorities from the trace's
+// QoS column (set_priorities_by_qos). One node with one GPU and whole-GPU pods, so that the
+// timelines can be worked out by hand.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpusched/preflight/gpu_check.hpp"
+#include "gpusched/preflight/resource_fit.hpp"
+#include "gpusched/sim/dynamic.hpp"
+#include "gpusched/sim/paper.hpp"
+#include "gpusched/sim/replay_fields.hpp"
+#include "support/builders.hpp"
+
+using namespace gpusched;
+using namespace gpusched::sim;
+
+namespace {
+
+openb_pod timed(const char* name, const char* qos, std::int64_t created, std::int64_t deleted) {
+  openb_pod p;
+  p.spec = make_pod(name).cpu(1000).memory(1000).gpus(1);
+  p.qos = qos;
+  p.has_times = true;
+  p.creation_time = created;
+  p.deletion_time = deleted;
+  p.scheduled_time = created;
+  return p;
+}
+
+auto fit() { return make_profile(checks(resource_fit{}, gpu_check{}), scores()); }
+
+template <class Fields, class R>
+double field(const Fields& fields, std::string_view key, const R& r) {
+  for (const auto& f : fields) {
+    if (f.key == key) return f.get(r);
+  }
+  FAIL("no field " << key);
+  return -1.0;
+}
+
+// lo (BE) runs from 0 for 100 s; hi (LS) arrives at 10 for 20 s and gives up at 30.
+trace one_gpu_trace() {
+  return trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)}, {timed("lo", "BE", 0, 100), timed("hi", "LS", 10, 30)});
+}
+
+}  // namespace
+
+TEST_CASE("set_priorities_by_qos: Koordinator's classes, LS/Guaranteed/Burstable 9000 and BE 5000") {
+  trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)},
+                        {timed("a", "LS", 0, 1), timed("b", "BE", 0, 1), timed("c", "Burstable", 0, 1),
+                         timed("d", "Guaranteed", 0, 1)});
+  set_priorities_by_qos(t);
+  const std::vector<std::int32_t> want{9000, 5000, 9000, 9000};  // pods in name order a, b, c, d
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CHECK(t.pods[i].spec.priority == want[i]);
+    CHECK(t.requests[i].priority == want[i]);
+  }
+  // A pod without a QoS (the 5-column files) is refused by name, and nothing changes.
+  trace u = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)}, {timed("a", "LS", 0, 1), timed("z", "", 0, 1)});
+  u.pods_file = "pods.csv";
+  u.pods[1].line = 3;
+  CHECK_THROWS_WITH_AS(set_priorities_by_qos(u), doctest::Contains("pods.csv:3: pod 'z' has no qos"),
+                       invalid_argument_error);
+  CHECK(u.requests[0].priority == 0);
+}
+
+TEST_CASE("dynamic replay with preemption: one preemption, the victim waits and runs after") {
+  trace t = one_gpu_trace();
+  set_priorities_by_qos(t);
+  dynamic_options o;
+  o.seed = 1;
+  const dynamic_result off = run_dynamic(t, fit(), o);
+  // Off: hi waits behind lo and is withdrawn at 30.
+  CHECK(field(dynamic_fields, "preemptions", off) == 0.0);
+  CHECK(field(dynamic_fields, "preempted_pods", off) == 0.0);
+  CHECK(off.placed == 1);
+  CHECK(off.withdrawn == 1);
+  o.preemption = true;
+  const dynamic_result on = run_dynamic(t, fit(), o);
+  // On: hi preempts lo at 10 and runs until 30; lo waits from 10 and is placed at 30 (30 s after its
+  // arrival at 0), then runs its 100 s.
+  CHECK(field(dynamic_fields, "preemptions", on) == 1.0);
+  CHECK(field(dynamic_fields, "preempted_pods", on) == 1.0);
+  CHECK(on.preempted_by_shape.at("cpu=1000m gpu=1x1000") == 1);
+  CHECK(on.placed == 3);
+  CHECK(on.placed_after_wait == 1);
+  CHECK(on.withdrawn == 0);
+  CHECK(on.max_delay == 30.0);
+  CHECK(on.mean_delay == 10.0);  // (0 + 0 + 30) / 3
+  CHECK(on.last_event == 130);
+}
+
+TEST_CASE("dynamic replay with preemption: equal priorities (the openb traces as read) never preempt") {
+  const trace t = one_gpu_trace();  // every pod priority 0
+  dynamic_options o;
+  o.preemption = true;
+  const dynamic_result r = run_dynamic(t, fit(), o);
+  CHECK(r.preemptions == 0);
+  CHECK(r.preempted == 0);
+  CHECK(r.withdrawn == 1);
+}
+
+TEST_CASE("paper replay with preemption: the counts in the field list") {
+  trace t = one_gpu_trace();
+  set_priorities_by_qos(t);
+  paper_options o;
+  o.tune = 0;          // the trace as it is
+  o.shuffle = false;   // name order: hi, then lo
+  SUBCASE("hi first: lo fits nowhere and is lower, so it fails; nothing to preempt") {
+    o.preemption = true;
+    const paper_result r = run_paper(t, fit(), o);
+    const paper_run v = view(r, 0);
+    CHECK(field(paper_fields, "preemptions", v) == 0.0);
+    CHECK(field(paper_fields, "preempted_pods", v) == 0.0);
+    CHECK(field(paper_fields, "failed_pods", v) == 1.0);
+  }
+  SUBCASE("lo first (priorities swapped by renaming): hi preempts it") {
+    trace s = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)},
+                          {timed("a-lo", "BE", 0, 100), timed("b-hi", "LS", 10, 30)});
+    set_priorities_by_qos(s);
+    const paper_result off = run_paper(s, fit(), o);
+    CHECK(field(paper_fields, "preemptions", view(off, 0)) == 0.0);
+    CHECK(field(paper_fields, "failed_pods", view(off, 0)) == 1.0);  // b-hi
+    o.preemption = true;
+    const paper_result on = run_paper(s, fit(), o);
+    const paper_run v = view(on, 0);
+    CHECK(field(paper_fields, "preemptions", v) == 1.0);
+    CHECK(field(paper_fields, "preempted_pods", v) == 1.0);
+    CHECK(field(paper_fields, "failed_pods", v) == 0.0);  // the victim is gone, not failed
+    CHECK(on.final.allocated_gpu_milli == 1000);           // b-hi holds the GPU
+  }
+}
+
+TEST_CASE("replay fields: the preemption counts are table columns only with preemption on") {
+  int paper = 0, dynamic = 0;
+  for (const auto& f : paper_fields) paper += preemption_field(f.key) ? 1 : 0;
+  for (const auto& f : dynamic_fields) dynamic += preemption_field(f.key) ? 1 : 0;
+  CHECK(paper == 2);
+  CHECK(dynamic == 2);
+  CHECK_FALSE(preemption_field("failed_pods"));
+}
+
+TEST_CASE("dynamic replay: the arrival window's sample points and time-weighted fragmentation by hand") {
+  // One GPU. a (half a GPU) runs from 0; b and c (a whole GPU each) arrive at 4 and 8 and wait. The
+  // window is [0, 8]; 4 points at 0, 8/3, 16/3 and 8 (seconds 0, 2, 5, 8), each just after the events
+  // of its second.
+  openb_pod a = timed("a", "LS", 0, 100), b = timed("b", "LS", 4, 300), c = timed("c", "LS", 8, 300);
+  a.spec.gpu_milli = 500;
+  const trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)}, {a, b, c});
+  dynamic_options o;
+  o.window_samples = 4;
+  const dynamic_result r = run_dynamic(t, fit(), o);
+  REQUIRE(r.window.size() == 4);
+  const std::vector<std::int64_t> times{0, 2, 5, 8};
+  const std::vector<std::size_t> pending{0, 0, 1, 2};
+  // FGD's fragmentation (Weng et al., ATC'23, section 3): typical pods 1/3 half-GPU, 2/3 whole-GPU;
+  // the 500 idle milli fit the half-GPU shape (no fragment) and not the whole one (all 500 count):
+  // 2/3 x 500 = 333.3 milli of the 1000.
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(r.window[i].time == times[i]);
+    CHECK(r.window[i].pending == pending[i]);
+    CHECK(r.window[i].running == 1);
+    CHECK(r.window[i].allocated_gpu_milli == 500);
+    CHECK(r.window[i].frag_gpu_milli == doctest::Approx(1000.0 / 3.0));
+  }
+  CHECK(r.time_weighted_pending == doctest::Approx(0.5));  // 1 pod over [4, 8) of [0, 8]
+  CHECK(r.time_weighted_allocation_pct == doctest::Approx(50.0));
+  CHECK(field(dynamic_fields, "time_weighted_frag_amount_pct", r) == doctest::Approx(100.0 / 3.0));
+}
