@@ -464,8 +464,10 @@ int main(int argc, char** argv) {
 #endif
 
   if (list) {
+    int list_w = 0;
+    for (const auto& p : sim::policies) list_w = std::max(list_w, static_cast<int>(p.name.size()));
     for (const auto& p : sim::policies)
-      std::printf("%-14s %s\n", std::string(p.name).c_str(), std::string(p.summary).c_str());
+      std::printf("%-*s %s\n", list_w, std::string(p.name).c_str(), std::string(p.summary).c_str());
     return finish_stdout();
   }
   if (mode == "dynamic" && tune_opt->count() > 0) {
@@ -642,13 +644,15 @@ int main(int argc, char** argv) {
     return row;
   };
 
+  int name_w = 14;  // the table's policy column: as wide as its longest name
+  for (const auto& r : rows) name_w = std::max(name_w, static_cast<int>(r.name.size()));
   if (mode == "paper") {
     if (!quiet) {
       std::printf("%s, %zu pods, %zu nodes (%lld GPUs), tune %.2f, seeds %s: GPU allocation at %d%% arrived%s\n",
                   pods_file.c_str(), t.pods.size(), t.nodes.size(), static_cast<long long>(t.gpu_milli_capacity / 1000),
                   tune, seeds_text.c_str(), max_pct,
                   preemption ? (qos_priorities ? ", preemption, priorities by qos" : ", preemption") : "");
-      std::printf("%-14s %4s  %-15s %9s %7s%s\n", "policy", "runs", "alloc % (sd)", "published", "diff",
+      std::printf("%-*s %4s  %-15s %9s %7s%s\n", name_w, "policy", "runs", "alloc % (sd)", "published", "diff",
                   header_cells(sim::paper_fields).c_str());
     }
     double fgd_unalloc = -1, gpusched_unalloc = -1;
@@ -676,7 +680,7 @@ int main(int argc, char** argv) {
         }
         char alloc[32];
         std::snprintf(alloc, sizeof alloc, "%.2f (%.2f)", a.mean, a.sd);
-        std::printf("%-14s %4zu  %-15s %9s %7s%s\n", row_name.c_str(), runs.size(), alloc, pub, diff,
+        std::printf("%-*s %4zu  %-15s %9s %7s%s\n", name_w, row_name.c_str(), runs.size(), alloc, pub, diff,
                     row_cells(sim::paper_fields, runs).c_str());
       }
     }
@@ -689,7 +693,7 @@ int main(int argc, char** argv) {
       std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s%s\n", pods_file.c_str(),
                   t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str(),
                   preemption ? (qos_priorities ? ", preemption, priorities by qos" : ", preemption") : "");
-      std::printf("%-14s %4s%s\n", "policy", "runs", header_cells(sim::dynamic_fields).c_str());
+      std::printf("%-*s %4s%s\n", name_w, "policy", "runs", header_cells(sim::dynamic_fields).c_str());
     }
     for (std::size_t row = 0; row < rows.size(); ++row) {
       std::vector<sim::dynamic_result> runs;
@@ -700,7 +704,7 @@ int main(int argc, char** argv) {
       }
       const std::string& name = rows[row].name;
       summary.push_back(summary_json(name, seeds, sim::dynamic_fields, runs));
-      if (!quiet) std::printf("%-14s %4zu%s\n", name.c_str(), runs.size(), row_cells(sim::dynamic_fields, runs).c_str());
+      if (!quiet) std::printf("%-*s %4zu%s\n", name_w, name.c_str(), runs.size(), row_cells(sim::dynamic_fields, runs).c_str());
     }
   }
   if (!quiet) std::printf("%zu runs in %.1f s on %u threads\n", tasks.size(), wall_s, nthreads);
