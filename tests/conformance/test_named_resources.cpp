@@ -13,8 +13,7 @@
 //    effective request, max(sum of containers, largest init container) (resourcehelper.PodRequests),
 //    and one with pod overhead with requests + overhead. Where upstream lists two insufficient
 //    resources (cpu and memory), gpusched's check reports the first (in fit.go's order).
-//    Not transcribed: "skip checking ignored extended resource" (NodeResourcesFitArgs
-//    ignoredResources is not modelled; docs/plugins.md).
+//    "skip checking ignored extended resource" is checked with resource_fit::ignored_resources.
 // 2. TestResourceBinPackingMultipleExtended from requested_to_capacity_ratio_test.go at kubernetes
 //    commit 00b9ead02c37921011ebe5293558cea5277cd295, all four cases (intel.com/foo and intel.com/bar).
 // 3. The extended-resource cases of least_allocated_test.go (commit 008b3652959c) and
@@ -125,6 +124,21 @@ TEST_CASE("conformance.fit: TestEnoughRequests") {
        "Insufficient memory"},
   };
   for (const fit_case& k : cases) check_fit(k, fit_node(k.existing));
+}
+
+TEST_CASE("conformance.fit: skip checking ignored extended resource (ignoredResources, and a group)") {
+  const auto c = fit_node({});
+  const pod p = make("p", {1, 1, {{"example.com/bbb", 1}}});
+  resource_fit fit;
+  CHECK(fit.check(c, p, 0) == reason::insufficient_named);
+  fit.ignored_resources = {resource_name("example.com/bbb")};
+  CHECK(fit.check(c, p, 0) == reason::ok);
+  resource_fit group;
+  group.ignored_resource_groups = {"example.com"};
+  CHECK(group.check(c, p, 0) == reason::ok);
+  // Not an extended resource (kubernetes.io namespace): never ignored.
+  group.ignored_resource_groups = {"kubernetes.io"};
+  CHECK(group.check(c, make("q", {1, 1, {{"kubernetes.io/something", 1}}}), 0) == reason::insufficient_named);
 }
 
 TEST_CASE("conformance.fit: TestNotEnoughRequests (pods = 1, one pod on the node)") {
@@ -261,4 +275,29 @@ TEST_CASE("conformance.named: ephemeral-storage is scored whether the pod reques
   // A scalar resource the pod does not request is left out: cpu 100, memory 100 -> 100.
   const least_allocated foo{{1, 1, 0}, {{resource_name("example.com/foo"), 1}}};
   CHECK(foo.score(c, make_pod("p"), 0) == 100);
+}
+
+TEST_CASE("conformance.most_allocated: no resources requested, pods scheduled, nonzero request for resource (the option)") {
+  // most_allocated_test.go (commit 030880a5dc54): nodes 250m CPU and 1000Mi, two pods without
+  // requests on node1, a pod without requests: {80, 30}. With nonzero_requests every one of them
+  // counts as 100m and 200Mi (pkg/scheduler/util DefaultMilliCPURequest, DefaultMemoryRequest):
+  // node1 cpu 300 of 250 -> 100, memory 600 of 1000 -> 60, mean 80; node2 cpu 40, memory 20, mean 30.
+  // Memory in MiB (200Mi, 1000Mi exactly); the nodes carry a pod limit, as every Kubernetes node does.
+  in_memory_cluster c;
+  for (const char* name : {"node1", "node2"}) {
+    node_spec s{name, 250, 1000, {}, ""};
+    s.pods = 110;
+    c.add_node(s);
+  }
+  for (const char* name : {"e1", "e2"}) {
+    const pod e = make_pod(name);
+    c.reserve(e, make_binding(e, 0, 0));
+  }
+  most_allocated s{{1, 1, 0}};
+  CHECK(scores(s, c, make_pod("p")) == expected{0, 0});  // no defaults: nothing requested anywhere
+  s.nonzero.enabled = true;
+  CHECK(scores(s, c, make_pod("p")) == expected{80, 30});
+  // A pod that asks for CPU and memory is not defaulted; the bound pods still are:
+  // node1 cpu (50 + 200) / 250 = 100, memory (100 + 400) / 1000 = 50 -> 75; node2 20, 10 -> 15.
+  CHECK(scores(s, c, make_pod("q").cpu(50).memory(100)) == expected{75, 15});
 }

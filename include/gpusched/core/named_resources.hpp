@@ -100,19 +100,19 @@ struct named_resources_state {
   friend bool operator==(const named_resources_state&, const named_resources_state&) = default;
 };
 
-// Throws invalid_argument_error naming the field (`at` + "scalars[1].amount") for an amount outside
-// 0..2^50 or a name given twice. Allocates nothing when the list is valid.
-inline void validate_named(const std::vector<named_quantity>& qs, const std::string& at) {
+// Throws invalid_argument_error naming the field (at() + "scalars[1].amount") for an amount outside
+// 0..2^50 or a name given twice. Allocates nothing when the list is valid: at() (the owner's field
+// prefix, "pod 'p'.") is called only to build the error.
+template <class At>
+void validate_named(const std::vector<named_quantity>& qs, At&& at_fn) {
+  const auto fail = [&](std::size_t i, const char* field, const std::string& why) {
+    throw invalid_argument_error(at_fn() + "scalars[" + std::to_string(i) + "]." + field, why);
+  };
   for (std::size_t i = 0; i < qs.size(); ++i) {
-    if (qs[i].name.empty()) throw invalid_argument_error(at + "scalars[" + std::to_string(i) + "].name", "must not be empty");
-    if (qs[i].amount < 0 || qs[i].amount > max_quantity) {
-      throw invalid_argument_error(at + "scalars[" + std::to_string(i) + "].amount", "must be within 0..2^50");
-    }
+    if (qs[i].name.empty()) fail(i, "name", "must not be empty");
+    if (qs[i].amount < 0 || qs[i].amount > max_quantity) fail(i, "amount", "must be within 0..2^50");
     for (std::size_t j = 0; j < i; ++j) {
-      if (qs[j].name == qs[i].name) {
-        throw invalid_argument_error(at + "scalars[" + std::to_string(i) + "].name",
-                                     "'" + std::string(qs[i].name.str()) + "' is given twice");
-      }
+      if (qs[j].name == qs[i].name) fail(i, "name", "'" + std::string(qs[i].name.str()) + "' is given twice");
     }
   }
 }

@@ -90,7 +90,7 @@ inline void validate(const node_spec& n) {
     }
   }
   if (n.pods < no_pod_limit || n.pods > max_quantity) throw invalid_argument_error(at + "pods", "must be -1 (no limit) or within 0..2^50");
-  validate_named(n.scalars, at);
+  validate_named(n.scalars, [&] { return at; });
   validate(n.constraints, at);
 }
 

@@ -118,7 +118,7 @@ inline void validate(const pod& p) {
   if (!(p.submit_time >= 0.0) || p.submit_time > 1e15) {
     detail::pod_field_error(p, "submit_time", "must be a finite time >= 0");
   }
-  if (!p.scalars.empty()) validate_named(p.scalars, "pod '" + p.name + "'.");
+  validate_named(p.scalars, [&] { return "pod '" + p.name + "'."; });
 }
 
 // Fluent builder in the manner of Kubernetes' pkg/scheduler/testing/wrappers.go:

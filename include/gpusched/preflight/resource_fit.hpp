@@ -1,7 +1,9 @@
 // resource_fit: CPU and memory fit, with an optional overcommit ceiling per resource.
 #pragma once
 
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpusched/config.hpp"
 #include "gpusched/core/cluster.hpp"
@@ -18,6 +20,10 @@ namespace gpusched {
 struct resource_fit {
   std::int64_t cpu_ratio_permille = 1000;
   std::int64_t memory_ratio_permille = 1000;
+  // NodeResourcesFitArgs ignoredResources / ignoredResourceGroups: extended resources (a name with a
+  // '/', outside kubernetes.io, not requests.*) the filter does not check (fit.go, fitsRequest).
+  std::vector<resource_name> ignored_resources{};
+  std::vector<std::string> ignored_resource_groups{};
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "NodeResourcesFit"; }
 
@@ -36,11 +42,29 @@ struct resource_fit {
     return reason::ok;
   }
 
-  // The first named resource p asks for (a non-zero amount) that the node has not enough of free,
-  // nullptr when none: allocatable - requested, 0 for a resource the node does not have.
-  [[nodiscard]] static const named_quantity* short_named(const pod& p, const named_resources_state* named) noexcept {
+  // v1helper.IsExtendedResourceName: not native (a '/' outside kubernetes.io/) and not requests.*.
+  [[nodiscard]] static bool is_extended(std::string_view r) noexcept {
+    return r.find('/') != std::string_view::npos && r.find("kubernetes.io/") == std::string_view::npos &&
+           r.rfind("requests.", 0) != 0;
+  }
+  [[nodiscard]] bool ignored(resource_name r) const noexcept {
+    if (ignored_resources.empty() && ignored_resource_groups.empty()) return false;
+    if (!is_extended(r.str())) return false;
+    for (const resource_name& i : ignored_resources) {
+      if (i == r) return true;
+    }
+    const std::string_view group = r.str().substr(0, r.str().find('/'));
+    for (const std::string& g : ignored_resource_groups) {
+      if (g == group) return true;
+    }
+    return false;
+  }
+
+  // The first named resource p asks for (a non-zero amount, not ignored) that the node has not
+  // enough of free, nullptr when none: allocatable - requested, 0 for a resource the node lacks.
+  [[nodiscard]] const named_quantity* short_named(const pod& p, const named_resources_state* named) const noexcept {
     for (const named_quantity& q : p.scalars) {
-      if (q.amount == 0) continue;
+      if (q.amount == 0 || ignored(q.name)) continue;
       const auto* slot = named != nullptr ? named->find(q.name) : nullptr;
       if (slot == nullptr || q.amount > slot->allocatable - slot->requested) return &q;
     }

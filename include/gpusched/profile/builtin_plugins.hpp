@@ -221,6 +221,30 @@ struct node_resources_fit_plugin {
         (slot == 0 ? fit.cpu_ratio_permille : fit.memory_ratio_permille) = permille;
       });
     }
+    if (a.has("ignoredResources")) {
+      const YAML::Node l = a.node()["ignoredResources"];
+      if (!l.IsSequence()) a.fail(l, "ignoredResources must be a list of resource names");
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        const std::string at = "ignoredResources[" + std::to_string(i) + "]";
+        try {
+          fit.ignored_resources.emplace_back(a.string(l[i], at), at);
+        } catch (const invalid_argument_error& e) {
+          a.fail(l[i], e.what());
+        }
+      }
+    }
+    if (a.has("ignoredResourceGroups")) {
+      const YAML::Node l = a.node()["ignoredResourceGroups"];
+      if (!l.IsSequence()) a.fail(l, "ignoredResourceGroups must be a list of resource name prefixes");
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        const std::string g = a.string(l[i], "ignoredResourceGroups[" + std::to_string(i) + "]");
+        // validation_pluginargs.go: a group is a DNS-1123 subdomain, without '/'.
+        if (g.empty() || g.find('/') != std::string::npos || !is_valid_label_key(g)) {
+          a.fail(l[i], "ignoredResourceGroups entry '" + g + "' must be a resource name prefix without '/'");
+        }
+        fit.ignored_resource_groups.push_back(g);
+      }
+    }
     p.add_check(fit);
   }
 
