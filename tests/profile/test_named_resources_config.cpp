@@ -68,3 +68,48 @@ TEST_CASE("config.named resources: bad names, repeated names and too many names 
   CHECK(has(too_many, "cfg.yaml:29"));
   CHECK(has(too_many, "at most 13"));
 }
+
+TEST_CASE("config.nonZeroRequests: NodeResourcesFit's option turns Kubernetes' non-zero request defaults on") {
+  const auto with = [](const char* flag) {
+    return parse_scheduler_config(head + "        type: MostAllocated\n      nonZeroRequests: " + flag + "\n", "cfg.yaml");
+  };
+  in_memory_cluster c;
+  node_spec s{"n", 1000, 1000, {}, ""};
+  s.pods = 10;
+  c.add_node(s);
+  const node_index nodes[] = {0};
+  std::int64_t raw[1];
+  with("true").profiles[0].profile.score(c, make_pod("p"), nodes, raw);
+  CHECK(raw[0] == (10 + 20) / 2);  // 100m of 1000m, 200 of 1000 MiB
+  with("false").profiles[0].profile.score(c, make_pod("p"), nodes, raw);
+  CHECK(raw[0] == 0);
+  CHECK(has(test::config_error_of(head + "        type: MostAllocated\n      nonZeroRequests: 3\n"), "cfg.yaml:15"));
+}
+
+TEST_CASE("config.ignoredResources: NodeResourcesFit's filter skips ignored extended resources") {
+  const std::string cfg_text =
+      "apiVersion: kubescheduler.config.k8s.io/v1\n"
+      "kind: KubeSchedulerConfiguration\n"
+      "profiles:\n"
+      "- schedulerName: s\n"
+      "  plugins:\n"
+      "    multiPoint:\n"
+      "      disabled: [{name: '*'}]\n"
+      "    filter:\n"
+      "      enabled: [{name: NodeResourcesFit}]\n"
+      "  pluginConfig:\n"
+      "  - name: NodeResourcesFit\n"
+      "    args:\n"
+      "      ignoredResources: [example.com/bbb]\n";
+  const auto cfg = parse_scheduler_config(cfg_text + "      ignoredResourceGroups: [vendor.io]\n", "cfg.yaml");
+  in_memory_cluster c;
+  c.add_node(node_spec{"n", 1000, 1000, {}, ""});
+  reason r[1];
+  cfg.profiles[0].profile.filter(c, make_pod("p").scalar("example.com/bbb", 1).scalar("vendor.io/x", 2), 0, 1, r);
+  CHECK(r[0] == reason::ok);
+  cfg.profiles[0].profile.filter(c, make_pod("q").scalar("example.com/ccc", 1), 0, 1, r);
+  CHECK(r[0] == reason::insufficient_named);
+  const std::string bad = test::config_error_of(cfg_text + "      ignoredResourceGroups: [a/b]\n");
+  CHECK(has(bad, "cfg.yaml:14"));
+  CHECK(has(bad, "without '/'"));
+}
