@@ -170,6 +170,7 @@ class in_memory_cluster {
   }
   // The node's pod limit and named resources; nullptr when it has neither.
   [[nodiscard]] const named_resources_state* named(node_index n) const noexcept {
+    if (named_.empty()) return nullptr;  // the common cluster: no per-node load on the filter's path
     const std::uint32_t i = named_index_[n];
     return i == no_named ? nullptr : &named_[i];
   }
