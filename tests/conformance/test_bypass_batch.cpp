@@ -4,6 +4,7 @@
 // cases, with a CPU-only and a GPU pod in one batch.
 #include <doctest/doctest.h>
 
+#include <string>
 #include <vector>
 
 #include "conformance/kube_table.hpp"
@@ -56,4 +57,29 @@ TEST_CASE("conformance.batch: TestResourceBinPackingSingleExtended") {
   const auto c = cluster({{4000, mem, 8}, {4000, mem, 4}});
   const requested_to_capacity_ratio s({{0, 0}, {100, 1}}, resource_weights{0, 0, 1});
   CHECK(batch_scores(s, c, {make({}), make({0, 0, 2}), make({0, 0, 4})}) == rows{{0, 0}, {2, 5}, {5, 10}});
+}
+
+TEST_CASE("conformance.batch: named resources and pod limits are refused by the batch engines, naming the field") {
+  // docs/adr/0015-resources-by-name.md: the batch node and pod tables have no columns for them yet.
+  const auto error_of = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const invalid_argument_error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  in_memory_cluster limited;
+  node_spec s{"n", 1000, 1000, {}, ""};
+  s.pods = 10;
+  limited.add_node(s);
+  CHECK(error_of([&] { batch::node_table t(limited); }).find("pods") != std::string::npos);
+  const auto c = cluster({{6000, 10000}});
+  batch::node_table t(c);
+  const std::vector<pod> pods{make_pod("p").scalar("example.com/foo", 1)};
+  CHECK(error_of([&] { batch::pod_table pt(pods, t); }).find("pod 'p'.scalars") != std::string::npos);
+  least_allocated named{{1, 1, 0}, {{resource_name("example.com/foo"), 1}}};
+  const auto prof = make_profile(checks(resource_fit{}), scores(weighted{named, 1}));
+  auto engine = batch::make_batch_scorer(prof, {1, 1, 64, 3});
+  CHECK(error_of([&] { engine.prepare(t); }).find("LeastAllocated.resources") != std::string::npos);
 }

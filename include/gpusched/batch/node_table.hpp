@@ -203,6 +203,11 @@ class node_table {
     check_domain(c, n, r.res.cpu_allocated, "cpu_allocated");
     check_domain(c, n, r.res.mem_capacity, "mem_capacity");
     check_domain(c, n, r.res.mem_allocated, "mem_allocated");
+    if (named_resources_of(c, n) != nullptr) {  // docs/adr/0015-resources-by-name.md: not in the node table yet
+      throw invalid_argument_error(where(c, n) + ".pods",
+                                   "a node with a pod limit or named resources (scalars) is not supported by the batch engines; "
+                                   "use the per-pod scheduler (schedule_one)");
+    }
     // Names are interned only once the whole row is known to be valid, so a throw changes nothing.
     std::array<short_name, max_gpus_per_node> gpu_names;
     for (int g = 0; g < r.gpu_count; ++g) {

@@ -31,6 +31,10 @@ class pod_table {
   void assign(std::span<const pod> pods, node_table& nodes) {
     for (const pod& p : pods) {
       validate(p);
+      if (!p.scalars.empty()) {  // docs/adr/0015-resources-by-name.md: not in the pod table yet
+        throw invalid_argument_error("pod '" + p.name + "'.scalars",
+                                     "named resources are not supported by the batch engines; use the per-pod scheduler (schedule_one)");
+      }
       if (p.cpu_milli > formula::reciprocal_domain_limit || p.memory_mib > formula::reciprocal_domain_limit) {
         throw invalid_argument_error("pod '" + p.name + "'." + (p.cpu_milli > formula::reciprocal_domain_limit ? "cpu_milli" : "memory_mib"),
                                      "must be within 0..2^40 for the batch engines");

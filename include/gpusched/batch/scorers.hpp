@@ -34,6 +34,21 @@ namespace gpusched::batch {
 namespace detail {
 
 // Weights enter double arithmetic (score * weight sums); this keeps every sum far below 2^53.
+// Named resources in scoringStrategy.resources have no column in the node table (docs/adr/0015).
+template <class S>
+void refuse_named(const S& s, const char* plugin) {
+  if constexpr (requires { s.nonzero.enabled; }) {
+    if (s.nonzero.enabled) {
+      throw invalid_argument_error(std::string(plugin) + ".nonZeroRequests",
+                                   "is not supported by the batch engines; use the per-pod scheduler (schedule_one)");
+    }
+  }
+  if (!s.named.empty()) {
+    throw invalid_argument_error(std::string(plugin) + ".resources",
+                                 "named resource '" + std::string(s.named.front().name.str()) +
+                                     "' is not supported by the batch engines; use the per-pod scheduler (schedule_one)");
+  }
+}
 inline void check_weights(const resource_weights& w, const char* plugin) {
   for (int r = 0; r < resource_kinds; ++r) {
     if (w[r] < 0 || w[r] > (std::int64_t{1} << 20)) {
@@ -205,6 +220,7 @@ struct node_resources_batch {
     static constexpr std::size_t column_count = resource_columns::column_count;
     void build(const Plugin& s, const node_table& t) {
       check_weights(s.weights, Least ? "LeastAllocated" : "MostAllocated");
+      refuse_named(s, Least ? "LeastAllocated" : "MostAllocated");
       cols_.resize(t.size(), s.weights);
       for (std::size_t n = 0; n < t.size(); ++n) update(s, t, static_cast<node_index>(n));
     }
@@ -494,6 +510,7 @@ struct batch_plugin<balanced_allocation> {
    public:
     static constexpr std::size_t column_count = detail::int_resource_columns::column_count;
     void build(const balanced_allocation& s, const node_table& t) {
+      detail::refuse_named(s, "NodeResourcesBalancedAllocation");
       cols_.build(t);
       w_ = s.weights;
       formula_ = s.formula;
@@ -544,6 +561,7 @@ struct batch_plugin<requested_to_capacity_ratio> {
    public:
     static constexpr std::size_t column_count = detail::int_resource_columns::column_count;
     void build(const requested_to_capacity_ratio& s, const node_table& t) {
+      detail::refuse_named(s, "RequestedToCapacityRatio");
       if (s.util_.size() > static_cast<std::size_t>(max_points)) {
         throw invalid_argument_error("RequestedToCapacityRatio.shape", "the batch engines take at most 16 points");
       }

@@ -306,6 +306,10 @@ int model_replicas(const bound_cluster<C, O...>& c, node_index n, const short_na
 }
 template <ServedModels C, class... O>
 decltype(auto) node_model_types(const bound_cluster<C, O...>& c, node_index n) { return traits_of<C>::node_model_types(c.base(), n); }
+template <NamedResources C, class... O>
+const named_resources_state* node_named_resources(const bound_cluster<C, O...>& c, node_index n) {
+  return named_resources_of(c.base(), n);
+}
 template <class C, class... O>
 void reserve(bound_cluster<C, O...>& c, const pod& p, const binding& b) { c.bind(p, b); }
 template <class C, class... O>
@@ -332,6 +336,7 @@ const gpu_free_summary& node_gpu_summary(const bound_cluster<C, O...>& c, node_i
 
 static_assert(MutableCluster<bound_cluster<>> && GangIndexed<bound_cluster<>> && QosAccounted<bound_cluster<>>);
 static_assert(NamedNodes<bound_cluster<>> && MeasuredLoad<bound_cluster<>> && ServedModels<bound_cluster<>>);
+static_assert(NamedResources<bound_cluster<>>);
 static_assert(GpuSummarized<bound_cluster<in_memory_cluster, gpu_summary>> && !GpuSummarized<bound_cluster<>>);
 
 }  // namespace gpusched

@@ -11,6 +11,7 @@
 //   node_load(c, n)          -> const node_metrics*       measured load, nullptr when unknown
 //   model_replicas(c, n, m)  -> int                       pods of model type m on node n
 //   node_model_types(c, n)   -> range of {short_name model; int replicas}
+//   node_named_resources(c, n) -> const named_resources_state*  pod limit, named resources (core/named_resources.hpp)
 // MutableCluster adds, for `C& c`, `const pod& p`, `const binding& b`:
 //   reserve(c, p, b)   take b's resources; throws and changes nothing if b does not fit the devices
 //   release(c, p, b)   give back exactly what reserve(c, p, b) took

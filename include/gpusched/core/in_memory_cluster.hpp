@@ -71,7 +71,15 @@ class in_memory_cluster {
     grow(racks_, 1);
     grow(models_, 1);
     grow(constraints_, 1);
+    grow(named_index_, 1);
     grow(nodes_, 1);
+    named_resources_state named;
+    const bool has_named = spec.pods != no_pod_limit || !spec.scalars.empty();
+    if (has_named) {
+      named.allowed_pods = spec.pods;
+      for (const named_quantity& q : spec.scalars) named.scalars.push_back({q.name, q.amount, 0});
+      grow(named_, 1);
+    }
     std::string name = spec.name;
     std::string rack = spec.rack;
     node_constraints constraints = spec.constraints;
@@ -82,6 +90,8 @@ class in_memory_cluster {
     racks_.push_back(std::move(rack));
     models_.emplace_back();
     constraints_.push_back(std::move(constraints));
+    named_index_.push_back(has_named ? static_cast<std::uint32_t>(named_.size()) : no_named);
+    if (has_named) named_.push_back(std::move(named));
     nodes_.push_back(r);
     return idx;
   }
@@ -152,7 +162,17 @@ class in_memory_cluster {
   // Fixed bytes of storage per node with `gpus` devices (see the class comment).
   [[nodiscard]] static constexpr std::size_t bytes_per_node(std::size_t gpus) noexcept {
     return sizeof(record) + gpus * sizeof(gpu_device) + 2 * sizeof(std::string) + sizeof(std::vector<model_count>) +
-           sizeof(node_constraints);
+           sizeof(node_constraints) + sizeof(std::uint32_t);
+  }
+  // What a node with a pod limit or named resources adds to bytes_per_node (docs/concepts.md).
+  [[nodiscard]] static constexpr std::size_t named_bytes_per_node(std::size_t named) noexcept {
+    return sizeof(named_resources_state) + named * sizeof(named_resources_state::scalar);
+  }
+  // The node's pod limit and named resources; nullptr when it has neither.
+  [[nodiscard]] const named_resources_state* named(node_index n) const noexcept {
+    if (named_.empty()) return nullptr;  // the common cluster: no per-node load on the filter's path
+    const std::uint32_t i = named_index_[n];
+    return i == no_named ? nullptr : &named_[i];
   }
   [[nodiscard]] const node_state& resources(node_index n) const noexcept { return nodes_[n].res; }
   [[nodiscard]] std::span<const gpu_device> gpus(node_index n) const noexcept {
@@ -196,6 +216,7 @@ class in_memory_cluster {
         refuse_gpu(b, g, "gpu_mem_mib", "would have its free memory below the int32 range");
       }
     });
+    named_resources_state* named = prepare_named(p, b.node);  // may allocate (a pod with named resources only)
     if (!p.model_type.empty()) {
       auto& ms = models_[b.node];
       auto it = std::find_if(ms.begin(), ms.end(), [&](const model_count& mc) { return mc.model == p.model_type; });
@@ -205,6 +226,7 @@ class in_memory_cluster {
         ++it->replicas;
       }
     }
+    if (named != nullptr) apply_named(*named, p, +1);
     apply(b, +1);
   }
 
@@ -225,6 +247,8 @@ class in_memory_cluster {
         refuse_gpu(b, g, "gpu_mem_mib", "would have more than its " + std::to_string(d.mem_total_mib) + " MiB free");
       }
     });
+    named_resources_state* named = named_index_[b.node] == no_named ? nullptr : &named_[named_index_[b.node]];
+    if (named != nullptr) check_named_release(*named, p, b);
     if (!p.model_type.empty()) {
       auto& ms = models_[b.node];
       auto it = std::find_if(ms.begin(), ms.end(), [&](const model_count& mc) { return mc.model == p.model_type; });
@@ -234,13 +258,15 @@ class in_memory_cluster {
       }
       if (--it->replicas == 0) ms.erase(it);  // erase does not throw for a trivially copyable element
     }
+    if (named != nullptr) apply_named(*named, p, -1);
     apply(b, -1);
   }
 
   // The name index is derived from names_, so it takes no part.
   friend bool operator==(const in_memory_cluster& a, const in_memory_cluster& b) {
     return a.nodes_ == b.nodes_ && a.gpus_ == b.gpus_ && a.names_ == b.names_ && a.racks_ == b.racks_ &&
-           a.models_ == b.models_ && a.constraints_ == b.constraints_ && a.gpu_memory_ceiling_ == b.gpu_memory_ceiling_;
+           a.models_ == b.models_ && a.constraints_ == b.constraints_ && a.named_index_ == b.named_index_ &&
+           a.named_ == b.named_ && a.gpu_memory_ceiling_ == b.gpu_memory_ceiling_;
   }
 
   static constexpr std::int64_t no_gpu_memory_ceiling = 0;
@@ -267,6 +293,53 @@ class in_memory_cluster {
   template <class V>
   static void grow(V& v, std::size_t extra) {
     if (v.size() + extra > v.capacity()) v.reserve(std::max(v.size() + extra, 2 * v.capacity()));
+  }
+
+  static constexpr std::uint32_t no_named = 0xFFFFFFFFu;
+
+  // The node's named-resource record, made (with a zero-allocatable slot per named resource the pod
+  // asks for and the node lacks, as Kubernetes' Requested.ScalarResources) when the pod needs one;
+  // nullptr when neither the node nor the pod has any. Allocates only for a pod with named resources.
+  named_resources_state* prepare_named(const pod& p, node_index n) {
+    if (named_index_[n] == no_named) {
+      if (p.scalars.empty()) return nullptr;
+      grow(named_, 1);
+      named_index_[n] = static_cast<std::uint32_t>(named_.size());
+      named_.emplace_back();
+    }
+    named_resources_state& s = named_[named_index_[n]];
+    for (const named_quantity& q : p.scalars) {
+      const auto* slot = s.find(q.name);
+      if (slot == nullptr) {
+        s.scalars.push_back({q.name, 0, 0});
+      } else if (q.amount > max_quantity - slot->requested) {
+        throw invalid_argument_error("pod '" + p.name + "'.scalars",
+                                     "would take node '" + names_[n] + "''s requested " + std::string(q.name.str()) + " beyond 2^50");
+      }
+    }
+    return &s;
+  }
+  void check_named_release(const named_resources_state& s, const pod& p, const binding& b) const {
+    if (s.allowed_pods != no_pod_limit && s.pod_count == 0) {
+      throw invalid_argument_error("binding.node", "node '" + names_[b.node] + "' has no pod to release: it was not reserved");
+    }
+    for (const named_quantity& q : p.scalars) {
+      const auto* slot = s.find(q.name);
+      if (slot == nullptr || slot->requested < q.amount) {
+        throw invalid_argument_error("pod '" + p.name + "'.scalars", "gives back more " + std::string(q.name.str()) + " than node '" +
+                                                                       names_[b.node] + "' has requested: it was not reserved");
+      }
+    }
+  }
+  static void apply_named(named_resources_state& s, const pod& p, int sign) noexcept {
+    if (s.allowed_pods != no_pod_limit) s.pod_count += sign;
+    if (p.cpu_milli == 0) s.zero_cpu_pods += sign;
+    if (p.memory_mib == 0) s.zero_memory_pods += sign;
+    for (const named_quantity& q : p.scalars) {
+      for (auto& slot : s.scalars) {
+        if (slot.name == q.name) slot.requested += sign * q.amount;
+      }
+    }
   }
 
   void check_node(node_index n, const char* field) const {
@@ -325,6 +398,8 @@ class in_memory_cluster {
   std::vector<std::string> racks_;
   std::vector<std::vector<model_count>> models_;
   std::vector<node_constraints> constraints_;
+  std::vector<std::uint32_t> named_index_;      // per node: index into named_, or no_named
+  std::vector<named_resources_state> named_;   // nodes with a pod limit or named resources only
   std::unordered_map<std::string, node_index, name_hash, std::equal_to<>> index_;
   std::int64_t gpu_memory_ceiling_ = no_gpu_memory_ceiling;
 };
@@ -350,11 +425,13 @@ inline std::span<const node_taint> node_taints(const in_memory_cluster& c, node_
   return c.constraints(n).taints;
 }
 inline bool node_unschedulable(const in_memory_cluster& c, node_index n) noexcept { return c.constraints(n).unschedulable; }
+inline const named_resources_state* node_named_resources(const in_memory_cluster& c, node_index n) noexcept { return c.named(n); }
 inline void reserve(in_memory_cluster& c, const pod& p, const binding& b) { c.reserve(p, b); }
 inline void release(in_memory_cluster& c, const pod& p, const binding& b) { c.release(p, b); }
 
 static_assert(MutableCluster<in_memory_cluster>);
 static_assert(MeasuredLoad<in_memory_cluster> && ServedModels<in_memory_cluster> && NamedNodes<in_memory_cluster>);
 static_assert(LabelledNodes<in_memory_cluster> && TaintedNodes<in_memory_cluster> && CordonableNodes<in_memory_cluster>);
+static_assert(NamedResources<in_memory_cluster>);
 
 }  // namespace gpusched

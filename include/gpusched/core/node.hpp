@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/named_resources.hpp"
 #include "gpusched/core/node_constraints.hpp"
 #include "gpusched/core/short_name.hpp"
 #include "gpusched/core/types.hpp"
@@ -47,6 +48,8 @@ struct node_spec {
   std::vector<gpu_device> gpus;
   std::string rack;  // optional: topology beyond the node (used by gang placement)
   node_constraints constraints{};  // labels, taints, cordon (NodeAffinity, TaintToleration, NodeUnschedulable)
+  std::int64_t pods = no_pod_limit;        // allocatable pods (Kubernetes' status.allocatable.pods); -1: no limit
+  std::vector<named_quantity> scalars{};   // allocatable named resources (core/named_resources.hpp)
 
   // Fluent helpers for tests and examples.
   node_spec& add_gpus(int count, std::string_view model, std::int32_t mem_mib, std::int16_t island = 0) {
@@ -54,6 +57,11 @@ struct node_spec {
       gpus.push_back(gpu_device{short_name(model, "node.gpus.model"), gpu_milli_whole, mem_mib, mem_mib,
                                 island, 0});
     }
+    return *this;
+  }
+  // Allocatable `amount` of the named resource `name` (throws invalid_argument_error for a bad name).
+  node_spec& add_scalar(std::string_view resource, std::int64_t amount) {
+    scalars.push_back(named_quantity{resource_name(resource, "node.scalars.name"), amount});
     return *this;
   }
 };
@@ -81,6 +89,8 @@ inline void validate(const node_spec& n) {
       throw invalid_argument_error(f + "mem_free_mib", "must be within 0..mem_total_mib");
     }
   }
+  if (n.pods < no_pod_limit || n.pods > max_quantity) throw invalid_argument_error(at + "pods", "must be -1 (no limit) or within 0..2^50");
+  validate_named(n.scalars, [&] { return at; });
   validate(n.constraints, at);
 }
 

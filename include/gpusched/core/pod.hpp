@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/named_resources.hpp"
 #include "gpusched/core/node_constraints.hpp"
 #include "gpusched/core/short_name.hpp"
 #include "gpusched/core/types.hpp"
@@ -34,6 +35,7 @@ struct pod {
   std::string tenant;
   double submit_time = 0.0;  // seconds
   placement_ref placement;  // tolerations, nodeSelector, node affinity (core/node_constraints.hpp)
+  std::vector<named_quantity> scalars{};  // requests of named resources (core/named_resources.hpp); a pod counts 1 against `pods`
 
   [[nodiscard]] bool wants_gpu() const noexcept { return num_gpu > 0; }
   [[nodiscard]] bool is_gpu_share() const noexcept { return num_gpu > 0 && gpu_milli < gpu_milli_whole; }
@@ -116,6 +118,7 @@ inline void validate(const pod& p) {
   if (!(p.submit_time >= 0.0) || p.submit_time > 1e15) {
     detail::pod_field_error(p, "submit_time", "must be a finite time >= 0");
   }
+  validate_named(p.scalars, [&] { return "pod '" + p.name + "'."; });
 }
 
 // Fluent builder in the manner of Kubernetes' pkg/scheduler/testing/wrappers.go:
@@ -138,6 +141,10 @@ class pod_builder {
   pod_builder& gang(std::string g, std::int32_t min_members) { p_.gang = std::move(g); p_.gang_min_members = min_members; return *this; }
   pod_builder& tenant(std::string t) { p_.tenant = std::move(t); return *this; }
   pod_builder& submitted(double t) { p_.submit_time = t; return *this; }
+  pod_builder& scalar(std::string_view resource, std::int64_t amount) {
+    p_.scalars.push_back(named_quantity{resource_name(resource, "pod.scalars.name"), amount});
+    return *this;
+  }
   [[nodiscard]] pod build() const { validate(p_); return p_; }
   operator pod() const { return build(); }  // NOLINT(google-explicit-constructor)
 

@@ -25,6 +25,8 @@ enum class reason : std::uint8_t {
   node_unschedulable,       // the node is cordoned (NodeUnschedulable)
   untolerated_taint,        // a NoSchedule / NoExecute taint the pod does not tolerate (TaintToleration)
   node_affinity_mismatch,   // nodeSelector or required node affinity not met (NodeAffinity)
+  too_many_pods,            // the node's allocatable pods are taken (NodeResourcesFit, "Too many pods")
+  insufficient_named,       // not enough of a named resource ("Insufficient example.com/foo")
   count_                    // number of reasons; keep last
 };
 
@@ -47,6 +49,8 @@ constexpr std::string_view to_string(reason r) noexcept {
     case reason::node_unschedulable: return "unschedulable";
     case reason::untolerated_taint: return "untolerated taint";
     case reason::node_affinity_mismatch: return "node affinity/selector mismatch";
+    case reason::too_many_pods: return "Too many pods";
+    case reason::insufficient_named: return "insufficient named resource";
     case reason::count_: break;
   }
   return "?";

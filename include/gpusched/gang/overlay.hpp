@@ -117,6 +117,13 @@ class cluster_overlay {
   {
     return traits_of<C>::node_load(*o.base_, n);
   }
+  // The base's pod limits and named resources as they are; members placed in the overlay are not
+  // counted against them (ADR 0015).
+  friend const named_resources_state* node_named_resources(const cluster_overlay& o, node_index n)
+    requires NamedResources<C>
+  {
+    return named_resources_of(*o.base_, n);
+  }
   friend decltype(auto) model_replicas(const cluster_overlay& o, node_index n, const short_name& m)
     requires ServedModels<C>
   {

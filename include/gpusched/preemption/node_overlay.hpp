@@ -98,5 +98,11 @@ template <ServedModels C>
 decltype(auto) node_model_types(const node_overlay<C>& o, node_index n) { return traits_of<C>::node_model_types(o.base(), n); }
 template <QosAccounted C>
 qos_allocation node_qos_allocation(const node_overlay<C>& o, node_index n) { return o.qos(n); }
+// The base's pod limits and named resources as they are: a victim's pod slot and named resources
+// are not given back in the overlay (conservative: preemption does not count on them; ADR 0015).
+template <NamedResources C>
+const named_resources_state* node_named_resources(const node_overlay<C>& o, node_index n) {
+  return named_resources_of(o.base(), n);
+}
 
 }  // namespace gpusched

@@ -58,7 +58,11 @@ inline void set_slot(resource_weights& w, int slot, std::int64_t v) noexcept {
 // Kubernetes' `resources: [{name, weight}]` -> resource weights. An empty list is Kubernetes'
 // default set, cpu and memory with weight 1 (apis/config/v1/defaults.go, SetDefaults_NodeResourcesFitArgs
 // and SetDefaults_NodeResourcesBalancedAllocationArgs: `len(Resources) == 0` -> defaultResourceSpec).
-inline resource_weights resources(const plugin_args& a, const YAML::Node& list, const std::string& what) {
+// Any other resource name goes to `named` (scored as Kubernetes does, scoring/resource_usage.hpp);
+// `pods` is accepted and never scores (Kubernetes finds no allocatable for it there and skips it);
+// a name given twice or more than max_named_weights names are errors at their line.
+inline resource_weights resources(const plugin_args& a, const YAML::Node& list, const std::string& what,
+                                  std::vector<named_weight>* named = nullptr) {
   if (!list.IsSequence()) a.fail(list, what + " must be a list of {name, weight}");
   if (list.size() == 0) return resource_weights{1, 1, 0};
   resource_weights w{0, 0, 0};
@@ -71,8 +75,25 @@ inline resource_weights resources(const plugin_args& a, const YAML::Node& list, 
     const std::int64_t weight =
         r["weight"] ? a.integer(r["weight"], what + "[" + std::to_string(i) + "].weight", 0, 100) : 0;
     const int slot = resource_slot(name);
-    if (slot < 0) a.fail(r["name"], "unknown resource '" + name + "' (" + known_resources + ")");
-    set_slot(w, slot, weight == 0 ? 1 : weight);
+    if (slot >= 0) {
+      set_slot(w, slot, weight == 0 ? 1 : weight);
+      continue;
+    }
+    if (name == "pods") continue;
+    if (named == nullptr) a.fail(r["name"], "unknown resource '" + name + "' (" + known_resources + ")");
+    named_weight nw;
+    try {
+      nw = named_weight{resource_name(name, what + "[" + std::to_string(i) + "].name"), weight == 0 ? 1 : weight};
+    } catch (const invalid_argument_error& e) {
+      a.fail(r["name"], e.what());
+    }
+    for (const named_weight& seen : *named) {
+      if (seen.name == nw.name) a.fail(r["name"], "resource '" + name + "' is listed twice in " + what);
+    }
+    if (named->size() == static_cast<std::size_t>(max_named_weights)) {
+      a.fail(r["name"], "at most " + std::to_string(max_named_weights) + " resources besides cpu, memory and nvidia.com/gpu in " + what);
+    }
+    named->push_back(nw);
   }
   return w;
 }
@@ -182,11 +203,12 @@ struct gpu_check_plugin : argless_plugin<gpu_check> {
 struct node_resources_fit_plugin {
   static constexpr std::string_view name = "NodeResourcesFit";
   static constexpr std::string_view summary =
-      "filter: CPU and memory fit (overcommit ratios); score: LeastAllocated, MostAllocated or RequestedToCapacityRatio";
+      "filter: pods, CPU, memory and named resources fit (overcommit ratios); score: LeastAllocated, MostAllocated or "
+      "RequestedToCapacityRatio";
   using check_types = plugin_types<resource_fit>;
   using score_types = plugin_types<least_allocated, most_allocated, requested_to_capacity_ratio>;
   static void allow(const plugin_args& a) {
-    a.allow_only({"scoringStrategy", "overcommit", "ignoredResources", "ignoredResourceGroups"});
+    a.allow_only({"scoringStrategy", "overcommit", "ignoredResources", "ignoredResourceGroups", "nonZeroRequests"});
   }
 
   template <Cluster C>
@@ -200,6 +222,30 @@ struct node_resources_fit_plugin {
         (slot == 0 ? fit.cpu_ratio_permille : fit.memory_ratio_permille) = permille;
       });
     }
+    if (a.has("ignoredResources")) {
+      const YAML::Node l = a.node()["ignoredResources"];
+      if (!l.IsSequence()) a.fail(l, "ignoredResources must be a list of resource names");
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        const std::string at = "ignoredResources[" + std::to_string(i) + "]";
+        try {
+          fit.ignored_resources.emplace_back(a.string(l[i], at), at);
+        } catch (const invalid_argument_error& e) {
+          a.fail(l[i], e.what());
+        }
+      }
+    }
+    if (a.has("ignoredResourceGroups")) {
+      const YAML::Node l = a.node()["ignoredResourceGroups"];
+      if (!l.IsSequence()) a.fail(l, "ignoredResourceGroups must be a list of resource name prefixes");
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        const std::string g = a.string(l[i], "ignoredResourceGroups[" + std::to_string(i) + "]");
+        // validation_pluginargs.go: a group is a DNS-1123 subdomain, without '/'.
+        if (g.empty() || g.find('/') != std::string::npos || !is_valid_label_key(g)) {
+          a.fail(l[i], "ignoredResourceGroups entry '" + g + "' must be a resource name prefix without '/'");
+        }
+        fit.ignored_resource_groups.push_back(g);
+      }
+    }
     p.add_check(fit);
   }
 
@@ -208,6 +254,7 @@ struct node_resources_fit_plugin {
     allow(a);
     std::string type = "LeastAllocated";  // Kubernetes' default strategy
     resource_weights w{};
+    std::vector<named_weight> named;
     std::vector<requested_to_capacity_ratio::point> shape;
     if (a.has("scoringStrategy")) {
       const YAML::Node s = a.node()["scoringStrategy"];
@@ -220,7 +267,7 @@ struct node_resources_fit_plugin {
       if (type != "LeastAllocated" && type != "MostAllocated" && type != "RequestedToCapacityRatio") {
         a.fail(s["type"], "scoringStrategy.type must be LeastAllocated, MostAllocated or RequestedToCapacityRatio");
       }
-      if (s["resources"]) w = plugin_decode::resources(a, s["resources"], "scoringStrategy.resources");
+      if (s["resources"]) w = plugin_decode::resources(a, s["resources"], "scoringStrategy.resources", &named);
       if (const YAML::Node r = s["requestedToCapacityRatio"]) {
         a.allow_keys(r, "scoringStrategy.requestedToCapacityRatio", {"shape"});
         const YAML::Node sh = r["shape"];
@@ -235,14 +282,21 @@ struct node_resources_fit_plugin {
         }
       }
     }
+    // gpusched's option (not in Kubernetes' args): Kubernetes' non-zero request defaults, 100m CPU
+    // and 200 MiB for a pod or a bound pod that requests none (scoring/resource_usage.hpp).
+    nonzero_requests nonzero;
+    nonzero.enabled = plugin_decode::flag(a, "nonZeroRequests", false);
     if (type == "LeastAllocated") {
-      p.add_score(least_allocated{w}, weight);
+      p.add_score(least_allocated{w, std::move(named), nonzero}, weight);
     } else if (type == "MostAllocated") {
-      p.add_score(most_allocated{w}, weight);
+      p.add_score(most_allocated{w, std::move(named), nonzero}, weight);
     } else {
       if (shape.empty()) a.fail(a.node(), "RequestedToCapacityRatio needs requestedToCapacityRatio.shape");
       try {
-        p.add_score(requested_to_capacity_ratio(shape, w), weight);
+        requested_to_capacity_ratio r(shape, w);
+        r.named = std::move(named);
+        r.nonzero = nonzero;
+        p.add_score(std::move(r), weight);
       } catch (const invalid_argument_error& e) {
         a.fail(a.node()["scoringStrategy"], e.what());
       }
@@ -259,7 +313,7 @@ struct balanced_allocation_plugin {
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context&) {
     a.allow_only({"resources", "formula"});
     balanced_allocation b;
-    if (a.has("resources")) b.weights = plugin_decode::resources(a, a.node()["resources"], "resources");
+    if (a.has("resources")) b.weights = plugin_decode::resources(a, a.node()["resources"], "resources", &b.named);
     if (a.has("formula")) {  // gpusched's option (not in Kubernetes' args): which of the two scores
       const std::string f = a.string(a.node()["formula"], "formula");
       if (f == "ChangeInBalance") {

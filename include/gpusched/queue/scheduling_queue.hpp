@@ -690,7 +690,7 @@ class scheduling_queue {
   static bool resources_could_help(const rejection_counts& why) noexcept {
     for (reason r : {reason::insufficient_cpu, reason::insufficient_memory, reason::insufficient_gpu_share,
                      reason::insufficient_gpu_memory, reason::cpu_load_too_high, reason::memory_load_too_high,
-                     reason::gpu_load_too_high, reason::custom}) {
+                     reason::gpu_load_too_high, reason::custom, reason::too_many_pods, reason::insufficient_named}) {
       if (why[r] > 0) return true;
     }
     return why.fits() > 0;  // it fitted somewhere yet was not placed (e.g. a gang partner failed)

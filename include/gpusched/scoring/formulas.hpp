@@ -228,9 +228,9 @@ GPUSCHED_HD std::int64_t balanced_allocation(const double* fractions, int count)
 // resources with a non-zero weight and capacity, each capped at 1.
 GPUSCHED_HD std::int64_t balanced_allocation_of(const std::int64_t* requested, const std::int64_t* capacity,
                                                 const std::int64_t* weights, int count) noexcept {
-  double fractions[4] = {0, 0, 0, 0};
+  double fractions[16];  // cpu, memory, GPU and named resources (scoring/resource_usage.hpp, max_scored_resources)
   int used = 0;
-  for (int r = 0; r < count && r < 4; ++r) {
+  for (int r = 0; r < count && r < 16; ++r) {
     if (weights[r] == 0 || capacity[r] == 0) continue;
     const double f = static_cast<double>(requested[r]) / static_cast<double>(capacity[r]);
     fractions[used++] = f > 1 ? 1 : f;

@@ -15,14 +15,32 @@ namespace gpusched {
 
 namespace detail {
 inline constexpr formula::integer_division int_div3[resource_kinds] = {};
+
+// LeastAllocated's / MostAllocated's weighted mean over cpu, memory, GPU and named resources: the
+// same per-resource formulas and the same resource_weighted_mean as the three-resource path.
+template <bool Least>
+std::int64_t named_requested_mean(const scored_resources& u) noexcept {
+  std::int64_t scores[max_scored_resources];
+  for (int r = 0; r < u.count; ++r) {
+    scores[r] = Least ? formula::least_requested(u.requested[r], u.capacity[r]) : formula::most_requested(u.requested[r], u.capacity[r]);
+  }
+  return formula::resource_weighted_mean(scores, u.weight, u.capacity, u.count, formula::integer_division{});
+}
 }  // namespace detail
 
 // NodeResourcesFit, scoringStrategy LeastAllocated: favours nodes with more free resources.
 struct least_allocated {
   resource_weights weights{};
+  std::vector<named_weight> named{};  // named resources scored beside cpu / memory / GPU (at most 13)
+  nonzero_requests nonzero{};         // Kubernetes' non-zero request defaults (off by default)
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "LeastAllocated"; }
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
+    if (!named.empty() || nonzero.enabled) {
+      scored_resources u;
+      scored_usage(c, p, n, weights, named, u, nonzero);
+      return detail::named_requested_mean<true>(u);
+    }
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
     const std::int64_t requested[3] = {u.requested[0], u.requested[1], u.requested[2]};
     const std::int64_t capacity[3] = {u.capacity[0], u.capacity[1], u.capacity[2]};
@@ -34,9 +52,16 @@ struct least_allocated {
 // NodeResourcesFit, scoringStrategy MostAllocated: bin packing.
 struct most_allocated {
   resource_weights weights{};
+  std::vector<named_weight> named{};  // as least_allocated
+  nonzero_requests nonzero{};         // as least_allocated
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "MostAllocated"; }
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
+    if (!named.empty() || nonzero.enabled) {
+      scored_resources u;
+      scored_usage(c, p, n, weights, named, u, nonzero);
+      return detail::named_requested_mean<false>(u);
+    }
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
     const std::int64_t requested[3] = {u.requested[0], u.requested[1], u.requested[2]};
     const std::int64_t capacity[3] = {u.capacity[0], u.capacity[1], u.capacity[2]};
@@ -57,6 +82,8 @@ struct requested_to_capacity_ratio {
   resource_weights weights{};
   std::vector<std::int64_t> util_;   // validated shape, ascending utilisation
   std::vector<std::int64_t> score_;  // scaled to 0..100
+  std::vector<named_weight> named{};  // as least_allocated
+  nonzero_requests nonzero{};         // as least_allocated
 
   requested_to_capacity_ratio() : requested_to_capacity_ratio({{0, 0}, {100, 10}}) {}  // the MostAllocated-like default
   explicit requested_to_capacity_ratio(const std::vector<point>& shape, resource_weights w = {}) : weights(w) {
@@ -76,6 +103,12 @@ struct requested_to_capacity_ratio {
 
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
+    if (!named.empty() || nonzero.enabled) {
+      scored_resources s;
+      scored_usage(c, p, n, weights, named, s, nonzero);
+      return formula::requested_to_capacity_ratio(s.requested, s.capacity, s.weight, s.count, util_.data(), score_.data(),
+                                                  static_cast<int>(util_.size()));
+    }
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
     return formula::requested_to_capacity_ratio(u.requested.data(), u.capacity.data(), weights.as_array().data(),
                                                 resource_kinds, util_.data(), score_.data(), static_cast<int>(util_.size()));
@@ -102,9 +135,19 @@ GPUSCHED_HD constexpr std::int64_t balance_change_score(std::int64_t with_pod, s
 struct balanced_allocation {
   resource_weights weights{};  // non-zero marks the resources taken into account
   balance_formula formula = balance_formula::change;
+  std::vector<named_weight> named{};  // as least_allocated (BalancedAllocation's args.resources)
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "NodeResourcesBalancedAllocation"; }
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
+    if (!named.empty()) {
+      scored_resources u;
+      scored_usage(c, p, n, weights, named, u);
+      const std::int64_t with_pod = formula::balanced_allocation_of(u.requested, u.capacity, u.weight, u.count);
+      if (formula == balance_formula::after) return with_pod;
+      std::int64_t before[max_scored_resources];
+      for (int r = 0; r < u.count; ++r) before[r] = u.requested[r] - u.pod_request[r];
+      return balance_change_score(with_pod, formula::balanced_allocation_of(before, u.capacity, u.weight, u.count));
+    }
     const resource_usage u = usage_with(c, p, n, weights.gpu != 0);
     const auto w = weights.as_array();
     const std::int64_t with_pod =

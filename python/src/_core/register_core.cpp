@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -42,11 +43,110 @@ tier to_tier(const std::variant<tier, std::string>& v) {
   throw invalid_argument_error("pod.tier", "must be prod or dev, got '" + std::get<std::string>(v) + "'");
 }
 
+// {name: amount} -> named quantities, validated (bad name or amount: InvalidArgumentError naming
+// `at` + "scalars[<name>]"); in name order, so that equal dicts give equal pods.
+using scalar_map = std::map<std::string, std::int64_t>;
+std::vector<named_quantity> to_named(const scalar_map& m, const std::string& at) {
+  std::vector<named_quantity> out;
+  for (const auto& [k, v] : m) {
+    const std::string f = at + "scalars['" + k + "']";
+    resource_name r(k, f);
+    if (v < 0 || v > max_quantity) throw invalid_argument_error(f, "must be within 0..2^50, got " + std::to_string(v));
+    out.push_back({r, v});
+  }
+  return out;
+}
+py::dict from_named(const std::vector<named_quantity>& qs) {
+  py::dict d;
+  for (const auto& q : qs) d[py::str(std::string(q.name.str()))] = q.amount;
+  return d;
+}
+
+taint_effect to_effect(const std::string& s, const std::string& field) {
+  if (s == "NoSchedule") return taint_effect::no_schedule;
+  if (s == "PreferNoSchedule") return taint_effect::prefer_no_schedule;
+  if (s == "NoExecute") return taint_effect::no_execute;
+  throw invalid_argument_error(field, "must be NoSchedule, PreferNoSchedule or NoExecute, got '" + s + "'");
+}
+std::string dict_str(const py::dict& d, const char* key, const std::string& field, bool required) {
+  if (!d.contains(key)) {
+    if (required) throw invalid_argument_error(field + "." + key, "is required");
+    return "";
+  }
+  return py::str(d[key]).cast<std::string>();
+}
+void allow_keys(const py::dict& d, std::initializer_list<const char*> keys, const std::string& field) {
+  for (auto kv : d) {
+    const auto k = py::str(kv.first).cast<std::string>();
+    bool ok = false;
+    for (const char* a : keys) ok = ok || k == a;
+    if (!ok) throw invalid_argument_error(field + "." + k, "unknown key");
+  }
+}
+
+// Node labels {key: value}, taints [{key, value, effect}], unschedulable -> node_constraints.
+node_constraints to_constraints(const std::map<std::string, std::string>& labels, const std::vector<py::dict>& taints,
+                                bool unschedulable) {
+  node_constraints k;
+  for (const auto& [key, value] : labels) k.labels.push_back({label_name(key), label_name(value)});
+  for (std::size_t i = 0; i < taints.size(); ++i) {
+    const std::string f = "taints[" + std::to_string(i) + "]";
+    allow_keys(taints[i], {"key", "value", "effect"}, f);
+    k.taints.push_back({label_name(dict_str(taints[i], "key", f, true)), label_name(dict_str(taints[i], "value", f, false)),
+                        to_effect(dict_str(taints[i], "effect", f, true), f + ".effect")});
+  }
+  k.unschedulable = unschedulable;
+  return k;
+}
+
+// A pod's nodeSelector {key: value} and tolerations [{key, operator, value, effect}] -> placement.
+void set_placement(pod& p, const std::map<std::string, std::string>& node_selector, const std::vector<py::dict>& tolerations) {
+  if (node_selector.empty() && tolerations.empty()) return;
+  pod_placement pl;
+  for (const auto& [key, value] : node_selector) pl.node_selector.push_back({label_name(key), label_name(value)});
+  for (std::size_t i = 0; i < tolerations.size(); ++i) {
+    const std::string f = "pod '" + p.name + "'.tolerations[" + std::to_string(i) + "]";
+    allow_keys(tolerations[i], {"key", "operator", "value", "effect"}, f);
+    toleration t;
+    t.key = label_name(dict_str(tolerations[i], "key", f, false));
+    const std::string op = tolerations[i].contains("operator") ? dict_str(tolerations[i], "operator", f, false) : "Equal";
+    if (op == "Exists") {
+      t.op = toleration_operator::exists;
+    } else if (op != "Equal") {
+      throw invalid_argument_error(f + ".operator", "must be Equal or Exists, got '" + op + "'");
+    }
+    t.value = label_name(dict_str(tolerations[i], "value", f, false));
+    if (tolerations[i].contains("effect") && !tolerations[i]["effect"].is_none()) {
+      t.effect = to_effect(dict_str(tolerations[i], "effect", f, false), f + ".effect");
+    }
+    pl.tolerations.push_back(t);
+  }
+  p.placement.set(std::move(pl), "pod '" + p.name + "'.");
+}
+py::dict placement_selector(const pod& p) {
+  py::dict d;
+  for (const auto& l : p.placement.get().node_selector) d[py::str(std::string(l.key.str()))] = std::string(l.value.str());
+  return d;
+}
+py::list placement_tolerations(const pod& p) {
+  py::list out;
+  for (const auto& t : p.placement.get().tolerations) {
+    py::dict d;
+    d["key"] = std::string(t.key.str());
+    d["operator"] = t.op == toleration_operator::exists ? "Exists" : "Equal";
+    d["value"] = std::string(t.value.str());
+    d["effect"] = t.effect ? py::object(py::str(std::string(to_string(*t.effect)))) : py::object(py::none());
+    out.append(d);
+  }
+  return out;
+}
+
 pod make_py_pod(std::string name, milli cpu_milli, mib memory_mib, std::int32_t num_gpu, std::optional<std::int32_t> gpu_milli,
                 std::int32_t gpu_mem_mib, const std::vector<std::string>& allowed_models, const std::string& model_type,
                 std::int64_t priority, const std::variant<qos_class, std::string>& qos,
                 const std::variant<tier, std::string>& tier_, std::string gang, std::int32_t gang_min_members,
-                std::string tenant, double submit_time) {
+                std::string tenant, double submit_time, const scalar_map& scalars,
+                const std::map<std::string, std::string>& node_selector, const std::vector<py::dict>& tolerations) {
   pod p;
   p.name = std::move(name);
   p.cpu_milli = cpu_milli;
@@ -63,13 +163,16 @@ pod make_py_pod(std::string name, milli cpu_milli, mib memory_mib, std::int32_t 
   p.gang_min_members = gang_min_members;
   p.tenant = std::move(tenant);
   p.submit_time = submit_time;
+  p.scalars = to_named(scalars, "pod '" + p.name + "'.");
+  set_placement(p, node_selector, tolerations);
   validate(p);
   return p;
 }
 
 constexpr const char* pod_fields[] = {"name",  "cpu_milli",        "memory_mib", "num_gpu",    "gpu_milli",
                                       "gpu_mem_mib", "allowed_models", "model_type", "priority", "qos",
-                                      "tier",  "gang",             "gang_min_members", "tenant", "submit_time"};
+                                      "tier",  "gang",             "gang_min_members", "tenant", "submit_time",
+                                      "scalars", "node_selector", "tolerations"};
 
 py::dict pod_to_dict(const pod& p) {
   py::dict d;
@@ -90,6 +193,9 @@ py::dict pod_to_dict(const pod& p) {
   d["gang_min_members"] = p.gang_min_members;
   d["tenant"] = p.tenant;
   d["submit_time"] = p.submit_time;
+  d["scalars"] = from_named(p.scalars);
+  d["node_selector"] = placement_selector(p);
+  d["tolerations"] = placement_tolerations(p);
   return d;
 }
 
@@ -117,6 +223,7 @@ std::string pod_repr(const pod& p) {
   }
   if (!p.model_type.empty()) s += ", model_type='" + p.model_type.str() + "'";
   if (p.priority) s += ", priority=" + std::to_string(p.priority);
+  for (const auto& q : p.scalars) s += ", " + std::string(q.name.str()) + "=" + std::to_string(q.amount);
   s += ", qos='" + std::string(to_string(p.qos)) + "', tier='" + std::string(to_string(p.tier_)) + "')";
   return s;
 }
@@ -126,7 +233,8 @@ bool pods_equal(const pod& a, const pod& b) {
          a.gpu_milli == b.gpu_milli && a.gpu_mem_mib == b.gpu_mem_mib && a.allowed_models == b.allowed_models &&
          a.model_type == b.model_type && a.priority == b.priority && a.qos == b.qos && a.tier_ == b.tier_ &&
          a.gang == b.gang && a.gang_min_members == b.gang_min_members && a.tenant == b.tenant &&
-         a.submit_time == b.submit_time;
+         a.submit_time == b.submit_time && a.scalars == b.scalars &&
+         placement_selector(a).equal(placement_selector(b)) && placement_tolerations(a).equal(placement_tolerations(b));
 }
 
 node_spec make_spec(std::string name, milli cpu, mib mem, std::int64_t gpu_count, const std::string& model,
@@ -190,7 +298,9 @@ void register_core(py::module_& m) {
            py::arg("num_gpu") = 0, py::arg("gpu_milli") = py::none(), py::arg("gpu_mem_mib") = 0,
            py::arg("allowed_models") = std::vector<std::string>{}, py::arg("model_type") = "", py::arg("priority") = 0,
            py::arg("qos") = "Burstable", py::arg("tier") = "dev", py::arg("gang") = "",
-           py::arg("gang_min_members") = 0, py::arg("tenant") = "", py::arg("submit_time") = 0.0)
+           py::arg("gang_min_members") = 0, py::arg("tenant") = "", py::arg("submit_time") = 0.0,
+           py::arg("scalars") = scalar_map{}, py::arg("node_selector") = std::map<std::string, std::string>{},
+           py::arg("tolerations") = std::vector<py::dict>{})
       .def_static("from_dict", &pod_from_dict, py::arg("fields"),
                   "A pod from a mapping of the constructor's fields; unknown keys raise TypeError.")
       .def("to_dict", &pod_to_dict, "The constructor's fields as a dict (Pod.from_dict(p.to_dict()) == p).")
@@ -222,6 +332,10 @@ void register_core(py::module_& m) {
       .def_readonly("tenant", &pod::tenant)
       .def_readonly("submit_time", &pod::submit_time)
       .def_property_readonly("gpu_milli_total", &pod::gpu_milli_total, "num_gpu * gpu_milli")
+      .def_property_readonly("scalars", [](const pod& p) { return from_named(p.scalars); },
+                             "Requests of named resources, {name: amount} (a pod also counts 1 against a node's pods)")
+      .def_property_readonly("node_selector", &placement_selector)
+      .def_property_readonly("tolerations", &placement_tolerations)
       .def("__eq__", [](const pod& a, const pod& b) { return pods_equal(a, b); }, py::is_operator())
       .def("__repr__", &pod_repr)
       .def(py::pickle([](const pod& p) { return pod_to_dict(p); }, [](const py::dict& d) { return pod_from_dict(d); }));
@@ -269,9 +383,13 @@ void register_core(py::module_& m) {
           "add_node",
           [](py_cluster& self, std::string name, milli cpu_milli, mib memory_mib, std::int64_t gpu_count,
              const std::string& gpu_model, std::int64_t gpu_mem_mib, std::string rack,
-             std::optional<std::vector<gpu_device>> gpus) {
+             std::optional<std::vector<gpu_device>> gpus, std::int64_t pods, const scalar_map& scalars,
+             const std::map<std::string, std::string>& labels, const std::vector<py::dict>& taints, bool unschedulable) {
             cluster_t& c = self.get();
             node_spec n = make_spec(name, cpu_milli, memory_mib, gpus ? 0 : gpu_count, gpu_model, gpu_mem_mib, std::move(rack));
+            n.pods = pods;
+            n.scalars = to_named(scalars, "node '" + name + "'.");
+            n.constraints = to_constraints(labels, taints, unschedulable);
             if (gpus) {
               if (gpu_count != 0 || !gpu_model.empty()) {
                 throw invalid_argument_error("node '" + name + "'.gpus", "give either gpus or gpu_count/gpu_model, not both");
@@ -282,15 +400,28 @@ void register_core(py::module_& m) {
           },
           py::arg("name"), py::kw_only(), py::arg("cpu_milli"), py::arg("memory_mib"), py::arg("gpu_count") = 0,
           py::arg("gpu_model") = "", py::arg("gpu_mem_mib") = 0, py::arg("rack") = "", py::arg("gpus") = py::none(),
+          py::arg("pods") = no_pod_limit, py::arg("scalars") = scalar_map{},
+          py::arg("labels") = std::map<std::string, std::string>{}, py::arg("taints") = std::vector<py::dict>{},
+          py::arg("unschedulable") = false,
           "Adds a node with `gpu_count` wholly free GPUs of one model (or the devices in `gpus`) and returns its "
-          "index. Validated: an invalid node raises InvalidArgumentError and adds nothing.")
+          "index; `pods` is its allocatable pod count (-1: no limit), `scalars` its allocatable named resources "
+          "{name: amount}, `labels`, `taints` ([{key, value, effect}]) and `unschedulable` what NodeAffinity, "
+          "TaintToleration and NodeUnschedulable read. Validated: an invalid node raises InvalidArgumentError and adds "
+          "nothing.")
       .def(
           "_add_nodes",
           [](py_cluster& self, const std::vector<std::string>& names, const i64_array& cpu, const i64_array& mem,
              const i64_array& gpu_count, const std::vector<std::string>& models, const i64_array& gpu_mem,
-             const std::vector<std::string>& racks) {
+             const std::vector<std::string>& racks, const i64_array& pods,
+             const std::map<std::string, i64_array>& scalars) {
             cluster_t& c = self.get();
             const std::size_t n = names.size();
+            const auto* pp = column(pods, n, "pods");
+            std::vector<std::pair<resource_name, const std::int64_t*>> named;
+            for (const auto& [k, a] : scalars) {
+              const std::string f = "scalars['" + k + "']";
+              named.emplace_back(resource_name(k, f), column(a, n, f.c_str()));
+            }
             if (models.size() != n || racks.size() != n) throw invalid_argument_error("nodes", "column lengths differ");
             const auto* cp = column(cpu, n, "cpu_milli");
             const auto* mp = column(mem, n, "memory_mib");
@@ -302,6 +433,10 @@ void register_core(py::module_& m) {
             seen.reserve(n);
             for (std::size_t i = 0; i < n; ++i) {
               specs.push_back(make_spec(names[i], cp[i], mp[i], gp[i], models[i], gm[i], racks[i]));
+              specs.back().pods = pp[i];
+              for (const auto& [r, col] : named) {
+                if (col[i] != 0) specs.back().scalars.push_back({r, col[i]});  // 0: the node does not have it
+              }
               validate(specs.back());
               if (const auto k = c.find(names[i])) {
                 throw invalid_argument_error("names[" + std::to_string(i) + "]",
@@ -316,7 +451,7 @@ void register_core(py::module_& m) {
             for (const auto& s : specs) c.add_node(s);
           },
           py::arg("names"), py::arg("cpu_milli"), py::arg("memory_mib"), py::arg("gpu_count"), py::arg("gpu_model"),
-          py::arg("gpu_mem_mib"), py::arg("racks"),
+          py::arg("gpu_mem_mib"), py::arg("racks"), py::arg("pods"), py::arg("scalars"),
           "Adds validated columns of nodes, all or none (gpusched.Cluster.from_arrays checks dtypes first).")
       .def(
           "_copy_from", [](py_cluster& self, py_cluster& other) { self.get() = other.get(); }, py::arg("other"))
@@ -362,6 +497,25 @@ void register_core(py::module_& m) {
             return d;
           },
           py::arg("node"), "CPU / memory capacity and allocation and the GPU count of a node.")
+      .def(
+          "named_resources",
+          [](py_cluster& self, node_index n) {
+            const cluster_t& c = self.get();
+            if (n >= c.size()) throw py::index_error("node index " + std::to_string(n) + " out of range");
+            py::dict d;
+            const named_resources_state* x = c.named(n);
+            d["pods"] = x ? x->allowed_pods : no_pod_limit;
+            d["pod_count"] = x ? x->pod_count : 0;
+            py::dict scal;
+            if (x) {
+              for (const auto& sl : x->scalars) scal[py::str(std::string(sl.name.str()))] = py::make_tuple(sl.allocatable, sl.requested);
+            }
+            d["scalars"] = scal;
+            return d;
+          },
+          py::arg("node"),
+          "The node's pod limit (-1: none), pods counted against it, and {name: (allocatable, requested)} of its "
+          "named resources.")
       .def(
           "model_replicas",
           [](py_cluster& self, node_index n) {

@@ -50,7 +50,7 @@ class Pod:
         ...
     def __getstate__(self) -> dict:
         ...
-    def __init__(self, name: str, *, cpu_milli: typing.SupportsInt | typing.SupportsIndex = 0, memory_mib: typing.SupportsInt | typing.SupportsIndex = 0, num_gpu: typing.SupportsInt | typing.SupportsIndex = 0, gpu_milli: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, allowed_models: collections.abc.Sequence[str] = [], model_type: str = '', priority: typing.SupportsInt | typing.SupportsIndex = 0, qos: QoS | str = 'Burstable', tier: Tier | str = 'dev', gang: str = '', gang_min_members: typing.SupportsInt | typing.SupportsIndex = 0, tenant: str = '', submit_time: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> None:
+    def __init__(self, name: str, *, cpu_milli: typing.SupportsInt | typing.SupportsIndex = 0, memory_mib: typing.SupportsInt | typing.SupportsIndex = 0, num_gpu: typing.SupportsInt | typing.SupportsIndex = 0, gpu_milli: typing.SupportsInt | typing.SupportsIndex | None = None, gpu_mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, allowed_models: collections.abc.Sequence[str] = [], model_type: str = '', priority: typing.SupportsInt | typing.SupportsIndex = 0, qos: QoS | str = 'Burstable', tier: Tier | str = 'dev', gang: str = '', gang_min_members: typing.SupportsInt | typing.SupportsIndex = 0, tenant: str = '', submit_time: typing.SupportsFloat | typing.SupportsIndex = 0.0, scalars: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex] = {}, node_selector: collections.abc.Mapping[str, str] = {}, tolerations: collections.abc.Sequence[dict] = []) -> None:
         ...
     def __repr__(self) -> str:
         ...
@@ -87,6 +87,17 @@ class Pod:
         """
         num_gpu * gpu_milli
         """
+    @property
+    def scalars(self) -> dict:
+        """
+        Requests of named resources, {name: amount} (a pod also counts 1 against a node's pods)
+        """
+    @property
+    def node_selector(self) -> dict:
+        ...
+    @property
+    def tolerations(self) -> list:
+        ...
     @property
     def memory_mib(self) -> int:
         ...
@@ -191,7 +202,7 @@ class Cluster:
         ...
     def __len__(self) -> int:
         ...
-    def _add_nodes(self, names: collections.abc.Sequence[str], cpu_milli: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], memory_mib: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gpu_count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gpu_model: collections.abc.Sequence[str], gpu_mem_mib: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], racks: collections.abc.Sequence[str]) -> None:
+    def _add_nodes(self, names: collections.abc.Sequence[str], cpu_milli: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], memory_mib: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gpu_count: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], gpu_model: collections.abc.Sequence[str], gpu_mem_mib: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], racks: collections.abc.Sequence[str], pods: typing.Annotated[numpy.typing.ArrayLike, numpy.int64], scalars: collections.abc.Mapping[str, typing.Annotated[numpy.typing.ArrayLike, numpy.int64]]) -> None:
         """
         Adds validated columns of nodes, all or none (gpusched.Cluster.from_arrays checks dtypes first).
         """
@@ -201,7 +212,7 @@ class Cluster:
         """
         Sets every node's load at once, all or none (gpusched.Cluster.set_loads checks dtypes first).
         """
-    def add_node(self, name: str, *, cpu_milli: typing.SupportsInt | typing.SupportsIndex, memory_mib: typing.SupportsInt | typing.SupportsIndex, gpu_count: typing.SupportsInt | typing.SupportsIndex = 0, gpu_model: str = '', gpu_mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, rack: str = '', gpus: collections.abc.Sequence[GPU] | None = None) -> int:
+    def add_node(self, name: str, *, cpu_milli: typing.SupportsInt | typing.SupportsIndex, memory_mib: typing.SupportsInt | typing.SupportsIndex, gpu_count: typing.SupportsInt | typing.SupportsIndex = 0, gpu_model: str = '', gpu_mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, rack: str = '', gpus: collections.abc.Sequence[GPU] | None = None, pods: typing.SupportsInt | typing.SupportsIndex = -1, scalars: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex] = {}, labels: collections.abc.Mapping[str, str] = {}, taints: collections.abc.Sequence[dict] = [], unschedulable: bool = False) -> int:
         """
         Adds a node with `gpu_count` wholly free GPUs of one model (or the devices in `gpus`) and returns its index. Validated: an invalid node raises InvalidArgumentError and adds nothing.
         """
@@ -238,6 +249,10 @@ class Cluster:
     def resources(self, node: typing.SupportsInt | typing.SupportsIndex) -> dict:
         """
         CPU / memory capacity and allocation and the GPU count of a node.
+        """
+    def named_resources(self, node: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        The node's pod limit (-1: none), pods counted against it, and {name: (allocatable, requested)} of its named resources.
         """
     def set_load(self, node: typing.SupportsInt | typing.SupportsIndex, *, cpu_used: typing.SupportsFloat | typing.SupportsIndex, mem_used: typing.SupportsFloat | typing.SupportsIndex, gpu_used: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """

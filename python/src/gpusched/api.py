@@ -46,12 +46,16 @@ class Cluster(_core.Cluster):
         gpu_mem_mib: ArrayLike = 0,
         names: Optional[StrColumn] = None,
         racks: StrColumn = "",
+        pods: ArrayLike = -1,
+        scalars: Optional[Mapping[str, ArrayLike]] = None,
     ) -> _C:
         """A cluster of ``len(cpu_milli)`` nodes; scalars (and one string) apply to every node.
 
-        Nodes are named ``node-<i>`` unless ``names`` is given. Integer columns must have an
-        integer dtype (TypeError otherwise); values are checked (InvalidArgumentError naming the
-        field and index).
+        Nodes are named ``node-<i>`` unless ``names`` is given. ``pods`` is each node's allocatable
+        pod count (-1: no limit); ``scalars`` maps a resource name (``"example.com/foo"``,
+        ``"hugepages-2Mi"``, ``"ephemeral-storage"``) to each node's allocatable amount (0: the node
+        does not have it). Integer columns must have an integer dtype (TypeError otherwise); values
+        are checked (InvalidArgumentError naming the field and index).
         """
         c = cls()
         c.add_nodes(
@@ -62,6 +66,8 @@ class Cluster(_core.Cluster):
             gpu_mem_mib=gpu_mem_mib,
             names=names,
             racks=racks,
+            pods=pods,
+            scalars=scalars,
         )
         return c
 
@@ -75,6 +81,8 @@ class Cluster(_core.Cluster):
         gpu_mem_mib: ArrayLike = 0,
         names: Optional[StrColumn] = None,
         racks: StrColumn = "",
+        pods: ArrayLike = -1,
+        scalars: Optional[Mapping[str, ArrayLike]] = None,
     ) -> None:
         """Appends columns of nodes, all or none (see from_arrays)."""
         n = length_of({"cpu_milli": cpu_milli, "memory_mib": memory_mib, "gpu_count": gpu_count})
@@ -85,7 +93,9 @@ class Cluster(_core.Cluster):
         models = str_column(gpu_model, "gpu_model", n)
         first = len(self)
         node_names = [f"node-{first + i}" for i in range(n)] if names is None else str_column(names, "names", n)
-        self._add_nodes(node_names, cpu, mem, gpus, models, gmem, str_column(racks, "racks", n))
+        pod_limits = int_column(pods, "pods", n, lo=-1, broadcast=True)
+        named = {str(k): int_column(v, f"scalars['{k}']", n, broadcast=True) for k, v in (scalars or {}).items()}
+        self._add_nodes(node_names, cpu, mem, gpus, models, gmem, str_column(racks, "racks", n), pod_limits, named)
 
     def set_loads(
         self,
@@ -210,10 +220,12 @@ def pods_from_arrays(
     tier: StrColumn = "dev",
     names: Optional[StrColumn] = None,
     name_prefix: str = "pod-",
+    scalars: Optional[Mapping[str, ArrayLike]] = None,
 ) -> list[_core.Pod]:
     """Pods from columns (scalars and single strings apply to every pod). ``gpu_milli`` defaults to
     1000 (whole GPUs) where num_gpu > 0. Pods are named ``<name_prefix><i>`` unless ``names`` is
-    given."""
+    given. ``scalars`` maps a resource name to each pod's request of it (0: none); every pod also
+    counts 1 against a node's ``pods``."""
     n = length_of(
         {"cpu_milli": cpu_milli, "memory_mib": memory_mib, "num_gpu": num_gpu, "gpu_milli": gpu_milli, "priority": priority}
     )
@@ -230,6 +242,7 @@ def pods_from_arrays(
     qoses = str_column(qos, "qos", n)
     tiers = str_column(tier, "tier", n)
     pod_names = [f"{name_prefix}{i}" for i in range(n)] if names is None else str_column(names, "names", n)
+    named = {str(k): int_column(v, f"scalars['{k}']", n, broadcast=True) for k, v in (scalars or {}).items()}
     return [
         _core.Pod(
             pod_names[i],
@@ -242,6 +255,7 @@ def pods_from_arrays(
             priority=int(prio[i]),
             qos=qoses[i],
             tier=tiers[i],
+            scalars={k: int(col[i]) for k, col in named.items() if col[i] != 0},
         )
         for i in range(n)
     ]
