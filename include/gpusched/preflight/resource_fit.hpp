@@ -29,16 +29,29 @@ struct resource_fit {
 
   template <Cluster C>
   [[nodiscard]] reason check(const C& c, const pod& p, node_index n) const {
-    [[maybe_unused]] const named_resources_state* named = named_resources_of(c, n);
     if constexpr (NamedResources<C>) {
-      if (named != nullptr && named->too_many_pods()) return reason::too_many_pods;
+      // The rare case out of line, so that the common check (no pod limit, no named resource)
+      // stays small enough to inline into the filter loop.
+      const named_resources_state* named = named_resources_of(c, n);
+      if (named != nullptr || !p.scalars.empty()) [[unlikely]] return check_named(c, p, n, named);
     }
+    return check_cpu_memory(c, p, n);
+  }
+
+  template <Cluster C>
+  [[nodiscard]] reason check_cpu_memory(const C& c, const pod& p, node_index n) const {
     const node_state r = traits_of<C>::node_resources(c, n);
     if (!within_ceiling(r.cpu_allocated, p.cpu_milli, r.cpu_capacity, cpu_ratio_permille)) return reason::insufficient_cpu;
     if (!within_ceiling(r.mem_allocated, p.memory_mib, r.mem_capacity, memory_ratio_permille)) return reason::insufficient_memory;
-    if constexpr (NamedResources<C>) {
-      if (!p.scalars.empty() && short_named(p, named) != nullptr) return reason::insufficient_named;
-    }
+    return reason::ok;
+  }
+
+  // fitsRequest in its order: pods, CPU, memory, named resources.
+  template <Cluster C>
+  [[gnu::noinline]] reason check_named(const C& c, const pod& p, node_index n, const named_resources_state* named) const {
+    if (named != nullptr && named->too_many_pods()) return reason::too_many_pods;
+    if (const reason r = check_cpu_memory(c, p, n); r != reason::ok) return r;
+    if (short_named(p, named) != nullptr) return reason::insufficient_named;
     return reason::ok;
   }
 
