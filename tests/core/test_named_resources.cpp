@@ -95,4 +95,10 @@ TEST_CASE("named resources: memory per node as documented (docs/concepts.md)") {
   CHECK(sizeof(named_resources_state) == 56);
   CHECK(sizeof(named_resources_state::scalar) == 24);
   CHECK(in_memory_cluster::named_bytes_per_node(2) == 56 + 2 * 24);
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+  // The fixed part, as in_memory_cluster.hpp and docs/concepts.md state it for x86-64 / libstdc++:
+  // 144-byte record, 32 bytes per GPU, two 32-byte strings, a 24-byte model list, a 56-byte
+  // node_constraints and the 4-byte index of the named record.
+  CHECK(in_memory_cluster::bytes_per_node(8) == 144 + 8 * 32 + 2 * 32 + 24 + 56 + 4);
+#endif
 }

@@ -43,9 +43,9 @@ struct model_count {
 // when it would break an invariant above. bound_cluster (core/bound_cluster.hpp) adds that
 // bookkeeping and refuses a pod bound twice or released without being bound.
 //
-// Memory per node: bytes_per_node(gpus) of fixed storage (544 bytes with 8 GPUs on x86-64 /
+// Memory per node: bytes_per_node(gpus) of fixed storage (548 bytes with 8 GPUs on x86-64 /
 // libstdc++: a 144-byte record, 32 bytes per GPU, 32-byte name and rack strings, a 24-byte model
-// list, a 56-byte node_constraints), plus heap for names and racks longer than 15 characters, 20
+// list, a 56-byte node_constraints, the 4-byte index of a named-resources record), plus heap for names and racks longer than 15 characters, 20
 // bytes per served model type, 16 bytes per label and 24 per taint (their texts interned once per
 // distinct text, process-wide), and one entry of the name index (about 64 bytes plus a copy of the
 // name when over 15 characters).
