@@ -59,7 +59,8 @@ const std::string glet_dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/interfere
 
 // One node with `gpus` GPUs, one service of two replicas of model m (batch table {1: 10, 4: 20} ms,
 // gpu-let proxy `proxy`), `rate` requests/s, two hours (the first is warm-up).
-std::string mps_world(int gpus, const std::string& rate, const std::string& proxy = "resnet50", bool devices_mps = true) {
+std::string mps_world(int gpus, const std::string& rate, const std::string& proxy = "resnet50",
+                      bool devices_mps = true) {
   std::string devices = "devices:\n  time_slicing: {quantum_ms: 2, switch_cost_ms: 0.1, replicas_per_gpu: 4}\n";
   if (devices_mps) {
     devices += "  mps: {constants_csv: " + glet_dir + "INT_MODEL_CONSTANT.CSV, util_csv: " + glet_dir + "UTIL.CSV}\n";

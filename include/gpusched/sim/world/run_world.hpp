@@ -173,7 +173,8 @@ inline experiment::profile_wiring world_wiring(const world_scenario& sc, const w
   }
   if (p.sharing == sharing_mode::mps) {
     if (sc.mps_constants_csv.empty() || sc.mps_util_csv.empty()) {
-      throw file_error(sc.file, p.line, "profiles." + p.name + ": sharing mps needs devices.mps (constants_csv, util_csv)");
+      throw file_error(sc.file, p.line,
+                       "profiles." + p.name + ": sharing mps needs devices.mps (constants_csv, util_csv)");
     }
     for (const auto& sv : sc.services) {
       if (sc.models[sv.model].mps_proxy.empty()) {
@@ -619,7 +620,8 @@ class world_observer {
       const serving::model_profile* mp = table.find(m.mps_proxy);
       if (!mp) {
         throw file_error(sc_.file, m.mps_proxy_line,
-                         "models." + m.name + ".mps_proxy: '" + m.mps_proxy + "' is not a model of " + sc_.mps_util_csv);
+                         "models." + m.name + ".mps_proxy: '" + m.mps_proxy + "' is not a model of " +
+                             sc_.mps_util_csv);
       }
       proxies_[i] = *mp;
       const auto top = mp->at(mp->max_batch());
