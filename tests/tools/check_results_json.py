@@ -3,7 +3,8 @@
     python3 check_results_json.py <gpusched-sim> <source dir> <project version> [scenario]
 
 Runs the openb replay (paper and dynamic mode) on the small traces of tests/data/cli/ and, with
-"scenario", a 10-minute run of data/scenarios/seed.yaml; validates each JSON with the jsonschema
+"scenario", a 10-minute run of data/scenarios/seed.yaml and a 2-hour run of one profile of
+data/scenarios/seed-world.yaml (with mutated copies the schema must reject); validates each JSON with the jsonschema
 package (Draft 2020-12) and checks values worked out by hand. Exits non-zero with the reason.
 """
 
@@ -137,6 +138,37 @@ def main() -> None:
                         fail(f"{p}.{k}: one value per seed wanted")
             if doc["scenario"] != "seed" or doc["duration_s"] != 600:
                 fail(f"scenario {doc['scenario']!r}, duration {doc['duration_s']}")
+
+            # The seed's world (docs/experiment-world.md): one profile, one seed, two simulated hours (the
+            # first is warm-up), with its capacity sweep; kind world_ab, per profile its services' metrics.
+            doc, _ = run(["--scenario", str(src / "data/scenarios/seed-world.yaml"), "--profiles", "kube-exclusive",
+                          "--seeds", "1", "--duration", "7200", "--json"], None)
+            if doc["kind"] != "world_ab" or doc["duration_s"] != 7200 or doc["seeds"] != [1]:
+                fail(f"world: kind {doc['kind']!r}, duration {doc['duration_s']}, seeds {doc['seeds']}")
+            res = doc["results"]["kube-exclusive"]
+            for svc in doc["services"]:
+                for k in [f["key"] for f in doc["service_fields"]]:
+                    if len(res[svc][k]["values"]) != 1:
+                        fail(f"world {svc}.{k}: one value per seed wanted")
+                # Two hours, the first warm-up: one hourly P99 (the second hour's), per seed.
+                if len(res[svc]["p99_ms_by_hour"]) != 1 or len(res[svc]["p99_ms_by_hour"][0]) != 1:
+                    fail(f"world {svc}: p99_ms_by_hour {res[svc]['p99_ms_by_hour']}")
+            for k in [f["key"] for f in doc["fields"]]:
+                if len(res[k]["values"]) != 1:
+                    fail(f"world {k}: one value per seed wanted")
+            # Mutations the schema must catch: a summary without its mean, a renamed sweep key, a metric
+            # value that is not a number.
+            svc = doc["services"][0]
+            mutations = [lambda d: d["results"]["kube-exclusive"][svc]["goodput_qps"].pop("mean"),
+                         lambda d: d["results"]["kube-exclusive"][svc].__setitem__(
+                             "sweeps", d["results"]["kube-exclusive"][svc].pop("sweep")),
+                         lambda d: d["results"]["kube-exclusive"]["oom_kills"].__setitem__("values", ["0"]),
+                         lambda d: d.pop("services")]
+            for i, mutate in enumerate(mutations):
+                bad = json.loads(json.dumps(doc))
+                mutate(bad)
+                if validator.is_valid(bad):
+                    fail(f"world: mutation {i} passes the schema")
     print("results JSON: schema and hand-checked values OK")
 
 

@@ -100,7 +100,7 @@ TEST_CASE("capacity sweep: below the replicas' saturation, above three quarters 
   CHECK(m.services[0].sweep.size() >= 2);
 }
 
-TEST_CASE("mps is refused with the profile's line") {
+TEST_CASE("mps without devices.mps is refused with the profile's line") {
   const std::string text = tiny() + "  - {name: mps, base: excl, sharing: mps}\n";
   const auto sc = w::parse_world_scenario(text, "tiny.yaml");
   CHECK_THROWS_AS((void)w::run_world_once(sc, sc.profile("mps"), 1), gpusched::file_error);

@@ -172,7 +172,16 @@ inline experiment::profile_wiring world_wiring(const world_scenario& sc, const w
     throw file_error(sc.file, p.line, "profiles." + p.name + ": " + e.what());
   }
   if (p.sharing == sharing_mode::mps) {
-    throw file_error(sc.file, p.line, "profiles." + p.name + ": sharing mps is not wired into the world run yet");
+    if (sc.mps_constants_csv.empty() || sc.mps_util_csv.empty()) {
+      throw file_error(sc.file, p.line,
+                       "profiles." + p.name + ": sharing mps needs devices.mps (constants_csv, util_csv)");
+    }
+    for (const auto& sv : sc.services) {
+      if (sc.models[sv.model].mps_proxy.empty()) {
+        throw file_error(sc.file, p.line, "profiles." + p.name + ": sharing mps needs models." +
+                                              sc.models[sv.model].name + ".mps_proxy");
+      }
+    }
   }
   return w;
 }
@@ -219,6 +228,7 @@ struct process {
   double leak_mib_per_s = 0.0, leak_from = std::numeric_limits<double>::infinity();
   // serving state
   double backlog = 0.0, credit = 0.0, rho = 0.0;
+  int batch = 1;  // the steady batch of the last step (its MPS pressure)
   // leak eviction's readings since this incarnation started: (t, working set)
   int readings = 0;
   double first_t = 0.0, first_ws = 0.0;
@@ -241,6 +251,7 @@ class world_observer {
     if (p.switch_cost_ms) slice_.switch_cost_ms = *p.switch_cost_ms;
     sharing_.mode = p.sharing;
     sharing_.slice = slice_;
+    if (p.sharing == sharing_mode::mps) load_mps();
     gpus_.resize(static_cast<std::size_t>(sc.node_count) * static_cast<std::size_t>(sc.gpus_per_node));
     tables_.reserve(sc.models.size());
     for (const auto& m : sc.models) tables_.push_back(batch_table{m.batch_ms});
@@ -455,9 +466,21 @@ class world_observer {
 
   // The rate of replica `pi` on its GPU now: the sharing model with the expected number of runnable
   // contexts (itself, the running trainers, the other replicas' busy fractions of the last step).
-  [[nodiscard]] double replica_rate(std::size_t pi) const {
+  [[nodiscard]] double replica_rate(std::size_t pi) {
     const process& me = procs_[pi];
     if (sharing_.mode == sharing_mode::exclusive) return 1.0;
+    if (sharing_.mode == sharing_mode::mps) {
+      // gpu-let's pair model, each neighbour weighted by its expected runnable fraction (sharing.hpp's
+      // mps_expected_rate): running trainers 1, the other replicas their busy fraction of the last step.
+      nb_.clear();
+      for (const std::size_t q : gpus_[static_cast<std::size_t>(me.gpu)].procs) {
+        if (q == pi) continue;
+        const process& o = procs_[q];
+        if (runnable_trainer(o)) nb_.push_back(mps_neighbour{trainer_util_, 1.0});
+        if (o.service >= 0 && o.alive && o.rho > 0.0) nb_.push_back(mps_neighbour{replica_util(o), o.rho});
+      }
+      return mps_expected_rate(sharing_.mps, replica_util(me), nb_);
+    }
     double k = 1.0;
     for (const std::size_t q : gpus_[static_cast<std::size_t>(me.gpu)].procs) {
       if (q == pi) continue;
@@ -506,7 +529,10 @@ class world_observer {
         if (pr.service >= 0 && pr.alive) k += pr.rho;
       }
       double busy = std::min(1.0, k);
-      if (k > 1.0 && sharing_.mode != sharing_mode::exclusive) busy *= slice_.quantum_ms / (slice_.quantum_ms + slice_.switch_cost_ms);
+      // Under MPS kernels of the clients run at once: no switch gaps.
+      if (k > 1.0 && sharing_.mode != sharing_mode::exclusive && sharing_.mode != sharing_mode::mps) {
+        busy *= slice_.quantum_ms / (slice_.quantum_ms + slice_.switch_cost_ms);
+      }
       g.busy_s += busy * dt;
     }
     // Pending and down replica time.
@@ -563,6 +589,7 @@ class world_observer {
       pr.cpu_demand_milli = share * item_cpu_s * 1000.0;  // what its preprocessing would use
       if (served <= 0.0) continue;
       const int b = steady_batch(tbl, sv.max_batch, std::min(share, mu), r);
+      pr.batch = b;
       const double run_ms = tbl.at(b) / r;
       const double lo = wait_s * 1000.0 + run_ms;
       const double span = std::max(run_ms, sv.max_wait_ms);
@@ -576,6 +603,38 @@ class world_observer {
         if (ms <= sv.slo_ms && t >= sc_.warmup_s) good_[s] += static_cast<double>(part);
       }
     }
+  }
+
+  // MPS (profile sharing: mps): gpu-let's constants and, per model, its proxy's UTIL.CSV points
+  // (docs/experiment-world.md, "The engine as run"). A replica presses as its proxy at its batch
+  // (clamped to the profiled sizes), a trainer as the heaviest proxy at its largest profiled batch
+  // (the maximum L2 and DRAM utilisation over the proxies); both at share 1 (MPS without an active
+  // thread percentage: every client may use every SM).
+  void load_mps() {
+    sharing_.mps = serving::interference_constants::load(sc_.mps_constants_csv);
+    const auto table = serving::util_table::load(sc_.mps_util_csv, serving::duration_unit::seconds);
+    proxies_.resize(sc_.models.size());
+    for (std::size_t i = 0; i < sc_.models.size(); ++i) {
+      const auto& m = sc_.models[i];
+      if (m.mps_proxy.empty()) continue;
+      const serving::model_profile* mp = table.find(m.mps_proxy);
+      if (!mp) {
+        throw file_error(sc_.file, m.mps_proxy_line,
+                         "models." + m.name + ".mps_proxy: '" + m.mps_proxy + "' is not a model of " +
+                             sc_.mps_util_csv);
+      }
+      proxies_[i] = *mp;
+      const auto top = mp->at(mp->max_batch());
+      trainer_util_.l2 = std::max(trainer_util_.l2, top.l2);
+      trainer_util_.dram = std::max(trainer_util_.dram, top.dram);
+    }
+    nb_.reserve(64);
+  }
+
+  [[nodiscard]] serving::tenant_util replica_util(const process& pr) const {
+    const auto& mp = proxies_[sc_.services[static_cast<std::size_t>(pr.service)].model];
+    const auto u = mp.at(std::clamp(pr.batch, mp.min_batch(), mp.max_batch()));
+    return serving::scaled_util(u.l2, u.dram, 1.0);
   }
 
   // CFS division of each node's CPU among the containers' demands (cpu.hpp), every sample.
@@ -672,6 +731,9 @@ class world_observer {
   rng g_;
   time_slice_params slice_;
   sharing_params sharing_;
+  std::vector<serving::model_profile> proxies_;  // per model (mps only)
+  serving::tenant_util trainer_util_;            // (mps only)
+  std::vector<mps_neighbour> nb_;                // scratch
   std::vector<batch_table> tables_;
   std::vector<gpu_state> gpus_;
   std::vector<process> procs_;

@@ -105,6 +105,22 @@ inline void rates(const sharing_params& p, std::span<const gpu_context> contexts
   }
 }
 
+// The fluid engine's MPS rate (sim/world/run_world.hpp): rates()'s mps rule with each neighbour
+// counted by the expected fraction of the time it is runnable (a running trainer 1, a replica its
+// busy fraction), alpha = 1 + sum_j weight_j (alpha_pair(self, j) - 1); with every weight 1 it is
+// rates()'s rule exactly, and with no neighbour (or all weights 0) the rate is 1.
+struct mps_neighbour {
+  serving::tenant_util util;
+  double weight = 1.0;  // expected runnable fraction, 0..1
+};
+
+inline double mps_expected_rate(const serving::interference_constants& c, serving::tenant_util self,
+                                std::span<const mps_neighbour> others) noexcept {
+  double excess = 0.0;
+  for (const auto& o : others) excess += o.weight * (serving::pairwise_slowdown(c, self, o.util) - 1.0);
+  return 1.0 / (1.0 + excess);
+}
+
 // NVML's utilization.gpu over an instant: the GPU is busy while any context runs a kernel. Under
 // time-slicing the switch gaps are idle: busy share = k*Q / (k*(Q + c)) with k >= 2 runnable.
 inline double busy_share(const sharing_params& p, std::span<const gpu_context> contexts) noexcept {

@@ -40,6 +40,8 @@ struct world_model {
   std::vector<std::pair<int, double>> batch_ms;  // sorted by batch
   double working_set_mib = 0.0;
   double cpu_ms_per_item = 0.0;
+  std::string mps_proxy;       // gpu-let's UTIL.CSV model that stands for it under MPS ("": none)
+  std::size_t mps_proxy_line = 0;
 };
 
 struct world_scale_step {
@@ -319,7 +321,8 @@ inline world_scenario parse_root(const reader& r, const YAML::Node& root, const 
     if (n["precision"].IsDefined()) (void)r.text(n["precision"], p + ".precision");
     if (const YAML::Node mp = n["mps_proxy"]; mp.IsDefined()) {
       r.allow_keys(mp, p + ".mps_proxy", {"model"});
-      (void)r.req_text(mp, "model", p + ".mps_proxy");
+      m.mps_proxy = r.req_text(mp, "model", p + ".mps_proxy");
+      m.mps_proxy_line = r.line(mp);
     }
     m.working_set_mib = r.req_number(n, "working_set_mib", p, 1e-9, 1e7);
     m.cpu_ms_per_item = r.req_number(n, "cpu_ms_per_item", p, 0.0, 1e6);
