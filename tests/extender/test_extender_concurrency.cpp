@@ -12,27 +12,14 @@
 #include <vector>
 
 #include "../../tools/extender/extender.hpp"
+#include "seed_state.hpp"
 
 using gpusched::extender::extender;
 using namespace gpusched::kube;
 
 namespace {
 
-const char* const config = R"(apiVersion: kubescheduler.config.k8s.io/v1beta2
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: ai-scheduler
-  plugins:
-    preFilter:
-      enabled:
-      - name: GPUCheck
-    score:
-      enabled:
-      - name: LoadAware
-        weight: 10
-      - name: ModelAffinity
-        weight: 5
-)";
+const char* const config = gpusched::extender::testing::seed_config;
 
 std::string pod_body(const std::string& uid, const json& names) {
   const json pod = {{"metadata", {{"name", uid}, {"namespace", "default"}, {"uid", uid}}},

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "../../tools/extender/extender.hpp"
+#include "seed_state.hpp"
 
 using gpusched::extender::extender;
 using gpusched::extender::options;
@@ -20,40 +21,11 @@ using namespace gpusched::kube;
 
 namespace {
 
-const char* const config = R"(apiVersion: kubescheduler.config.k8s.io/v1beta2
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: ai-scheduler
-  plugins:
-    preFilter:
-      enabled:
-      - name: GPUCheck
-    score:
-      enabled:
-      - name: LoadAware
-        weight: 10
-      - name: ModelAffinity
-        weight: 5
-)";
+const char* const config = gpusched::extender::testing::seed_config;
 
-// The fuzz harness's seed state: "a" (2 x V100, one half taken by a resnet50 pod) and "b" (1 x T4).
-void seed(extender& ext) {
-  using namespace gpusched;
-  kube_node a, b;
-  a.spec = node_spec{"a", 8000, 16384, {}, ""};
-  a.spec.add_gpus(2, "V100-SXM2-32GB", 32768, 0);
-  b.spec = node_spec{"b", 4000, 8192, {}, ""};
-  b.spec.add_gpus(1, "T4", 16384, 0);
-  ext.replace_nodes({a, b});
-  kube_pod run;
-  run.uid = "run";
-  run.name = "run";
-  run.namespace_ = "default";
-  run.node_name = "a";
-  run.phase = "Running";
-  run.spec = make_pod("default/run").cpu(1000).memory(1024).gpu_share(500).model("resnet50");
-  ext.replace_pods({run});
-}
+// The fuzz harness's seed state.
+using gpusched::extender::testing::seed_two_nodes;
+void seed(extender& ext) { seed_two_nodes(ext); }
 
 struct pair_of_extenders {
   extender fast{config, "test.yaml"};

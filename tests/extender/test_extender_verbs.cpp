@@ -6,10 +6,13 @@
 // The extender reads its profile from a KubeSchedulerConfiguration: without yaml-cpp there is no
 // extender (tools/extender/CMakeLists.txt) and nothing here to test.
 #if __has_include(<yaml-cpp/yaml.h>)
+#include <fstream>
 #include <map>
+#include <sstream>
 #include <string>
 
 #include "../../tools/extender/extender.hpp"
+#include "seed_state.hpp"
 
 using gpusched::invalid_argument_error;
 using gpusched::extender::extender;
@@ -18,21 +21,8 @@ using nlohmann::literals::operator""_json;
 
 namespace {
 
-const char* const config = R"(apiVersion: kubescheduler.config.k8s.io/v1beta2
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: ai-scheduler
-  plugins:
-    preFilter:
-      enabled:
-      - name: GPUCheck
-    score:
-      enabled:
-      - name: LoadAware
-        weight: 10
-      - name: ModelAffinity
-        weight: 5
-)";
+using gpusched::extender::testing::seed_config;
+const char* const config = seed_config;
 
 // A node of two V100-32GB; `annotations` lands in metadata.annotations.
 json node_json(const std::string& name, const json& annotations = json::object()) {
@@ -54,6 +44,17 @@ json pod_json(const std::string& name, const json& limits, const json& labels = 
 std::string error_text(const std::string& body) { return json::parse(body).at("Error").get<std::string>(); }
 
 }  // namespace
+
+TEST_CASE("extender/seed config: the tests' configuration is data/scheduler-config.yaml's text") {
+  std::ifstream f(std::string(GPUSCHED_SOURCE_DIR) + "/data/scheduler-config.yaml");
+  REQUIRE(f.good());
+  std::stringstream text;
+  text << f.rdbuf();
+  std::string file = text.str();
+  REQUIRE(file.rfind("# ", 0) == 0);             // the attribution comment line, then the brief's text
+  file.erase(0, file.find('\n') + 1);
+  CHECK(file == seed_config);
+}
 
 TEST_CASE("extender/NodeNames: every element must be a string, named by its index, and nothing is remembered") {
   extender ext(config, "test.yaml");

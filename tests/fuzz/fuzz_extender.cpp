@@ -18,6 +18,7 @@
 #include <string>
 
 #include "../../tools/extender/extender.hpp"
+#include "../extender/seed_state.hpp"
 #include "fuzz_support.hpp"
 
 namespace {
@@ -25,40 +26,13 @@ namespace {
 using gpusched::extender::answer;
 using gpusched::extender::extender;
 
-const char* const config = R"(apiVersion: kubescheduler.config.k8s.io/v1beta2
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: ai-scheduler
-  plugins:
-    preFilter:
-      enabled:
-      - name: GPUCheck
-    score:
-      enabled:
-      - name: LoadAware
-        weight: 10
-      - name: ModelAffinity
-        weight: 5
-)";
+const char* const config = gpusched::extender::testing::seed_config;
 
 // Two nodes ("a": 2 x V100, "b": 1 x T4) and one running pod on "a"; binds to "b" are refused by the
 // stand-in API server, binds elsewhere accepted; a bind of an unseen pod fetches "default/p".
 void seed(extender& ext) {
   using namespace gpusched;
-  kube::kube_node a, b;
-  a.spec = node_spec{"a", 8000, 16384, {}, ""};
-  a.spec.add_gpus(2, "V100-SXM2-32GB", 32768, 0);
-  b.spec = node_spec{"b", 4000, 8192, {}, ""};
-  b.spec.add_gpus(1, "T4", 16384, 0);
-  ext.replace_nodes({a, b});
-  kube::kube_pod run;
-  run.uid = "run";
-  run.name = "run";
-  run.namespace_ = "default";
-  run.node_name = "a";
-  run.phase = "Running";
-  run.spec = make_pod("default/run").cpu(1000).memory(1024).gpu_share(500).model("resnet50");
-  ext.replace_pods({run});
+  gpusched::extender::testing::seed_two_nodes(ext);
   ext.set_binder([](const kube::kube_pod&, const std::string& node, const std::map<std::string, std::string>&) {
     return node == "b" ? std::string("the API server refused the binding") : std::string();
   });
