@@ -12,6 +12,7 @@
 #include "gpusched/core/bound_pods.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/core/named_resources.hpp"
 #include "gpusched/core/node_constraints.hpp"
 #include "gpusched/gang/rack.hpp"
 #include "gpusched/scoring/fgd_paper/gpu_clustering.hpp"
@@ -34,6 +35,7 @@ struct full {
   qos_allocation qos;
   std::vector<label> labels{label{"zone", "a"}};
   std::vector<node_taint> taints{node_taint{"gpu", "true", taint_effect::no_schedule}};
+  named_resources_state named{2, 2, 0, 0, {}};  // node 0: pods 2, both slots taken
 };
 inline std::size_t node_count(const full&) { return 2; }
 inline node_state node_resources(const full&, node_index) { return {8000, 0, 16384, 0, 1}; }
@@ -50,6 +52,7 @@ inline qos_allocation node_qos_allocation(const full& c, node_index) { return c.
 inline std::span<const label> node_labels(const full& c, node_index) { return c.labels; }                   // LabelledNodes
 inline std::span<const node_taint> node_taints(const full& c, node_index) { return c.taints; }              // TaintedNodes
 inline bool node_unschedulable(const full&, node_index n) { return n == 1; }                                // CordonableNodes
+inline const named_resources_state* node_named_resources(const full& c, node_index n) { return n == 0 ? &c.named : nullptr; }  // NamedResources
 }  // namespace hook_archetype
 
 using namespace gpusched;
@@ -69,6 +72,7 @@ static_assert(PodsOnNodes<hook_archetype::full>);
 static_assert(QosAccounted<hook_archetype::full>);
 static_assert(LabelledNodes<hook_archetype::full> && TaintedNodes<hook_archetype::full> && CordonableNodes<hook_archetype::full>);
 static_assert(!LabelledNodes<hook_archetype::bare> && !TaintedNodes<hook_archetype::bare> && !CordonableNodes<hook_archetype::bare>);
+static_assert(NamedResources<hook_archetype::full> && !NamedResources<hook_archetype::bare>);
 
 // The library's own clusters trip no near-miss check (instantiating their traits would fail).
 static_assert(Cluster<in_memory_cluster> && NamedNodes<in_memory_cluster> && ServedModels<in_memory_cluster>);
@@ -87,4 +91,8 @@ TEST_CASE("hooks.archetypes are read through the traits") {
   CHECK_FALSE(is_unschedulable(f, 0));
   CHECK(labels_of(hook_archetype::bare{}, 0).empty());  // no hooks: no labels, no taints, schedulable
   CHECK_FALSE(is_unschedulable(hook_archetype::bare{}, 0));
+  REQUIRE(named_resources_of(f, 0) != nullptr);
+  CHECK(named_resources_of(f, 0)->too_many_pods());  // 2 pods of 2: a third is too many
+  CHECK(named_resources_of(f, 1) == nullptr);
+  CHECK(named_resources_of(hook_archetype::bare{}, 0) == nullptr);  // no hook: no pod limit, no named resource
 }

@@ -8,9 +8,8 @@
 // MiB with the same numbers, which keeps every fit decision (only ratios matter). Start times
 // epochTime..epochTime6 are 0..6 ns upstream, 0..6 s here (only their order matters).
 //
-// All TestSelectBestCandidate cases are expressible. Not transcribed (need the `pods` resource,
-// issue 13 item 1, not in this change): TestPostFilter's PDB case "pod can be made schedulable on
-// minHighestPriority node" (nodes of onePodRes, pods=1) and TestSelectNodesForPreemption's
+// All TestSelectBestCandidate cases are expressible. TestPostFilter's cases on onePodRes nodes
+// (pods=1) are in test_post_filter_pods.cpp. Not transcribed: TestSelectNodesForPreemption's
 // "preemption looks past numCandidates until a non-PDB violating node is found" (its expectation is
 // the candidate list of Go's seeded rand offset and the filter-call count, which gpusched's
 // sampling does not reproduce).

@@ -17,13 +17,16 @@
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/named_resources.hpp"
 #include "gpusched/core/pod.hpp"
 #include "gpusched/gang/rack.hpp"
 
 namespace gpusched {
 
-// Memory: 4 bytes per node of the base (allocated on the first change) plus 536 bytes per node the
-// overlay changed. reset() forgets the changes and keeps the storage.
+// Memory: 4 bytes per node of the base (allocated on the first change) plus about 600 bytes per node
+// the overlay changed, and a copy of the node's named-resources record (core/named_resources.hpp)
+// for a node that has one: pods reserved or released in the overlay count against its `pods` and
+// named resources. reset() forgets the changes and keeps the storage.
 template <Cluster C>
 class cluster_overlay {
  public:
@@ -58,7 +61,7 @@ class cluster_overlay {
   // Takes b's resources in the overlay. As in_memory_cluster, a GPU share is never overcommitted and
   // allocations stay within max_quantity: throws (and changes nothing) otherwise. GPU memory is the
   // selectors' business here (the overlay does not know the base's overcommit ceiling).
-  void reserve(const pod& /*p*/, const binding& b) {
+  void reserve(const pod& p, const binding& b) {
     check(b);
     const node_state r = resources(b.node);
     if (b.cpu_milli > max_quantity - r.cpu_allocated) {
@@ -73,13 +76,22 @@ class cluster_overlay {
                                                          " has less free share than " + std::to_string(b.gpu_milli));
       }
     });
-    apply(b, +1);
+    if (const named_resources_state* s = named(b.node)) {
+      for (const named_quantity& q : p.scalars) {
+        const auto* slot = s->find(q.name);
+        if (slot != nullptr && q.amount > max_quantity - slot->requested) {
+          throw invalid_argument_error("pod '" + p.name + "'.scalars", "would take node #" + std::to_string(b.node) + "'s requested " +
+                                                                         std::string(q.name.str()) + " beyond 2^50");
+        }
+      }
+    }
+    apply(p, b, +1);
   }
 
   // Gives back b's resources in the overlay (a victim leaving, or a what-if reservation undone).
   // Throws (and changes nothing) when that would leave a negative allocation or a device with more
   // than a whole GPU or more than its memory free: b is not held.
-  void release(const pod& /*p*/, const binding& b) {
+  void release(const pod& p, const binding& b) {
     check(b);
     const node_state r = resources(b.node);
     if (b.cpu_milli > r.cpu_allocated) {
@@ -99,7 +111,30 @@ class cluster_overlay {
                                                                 " would have more than its memory free");
       }
     });
-    apply(b, -1);
+    if (const named_resources_state* s = named(b.node)) {
+      if (s->allowed_pods != no_pod_limit && s->pod_count == 0) {
+        throw invalid_argument_error("binding.node", "node #" + std::to_string(b.node) + " has no pod to release");
+      }
+      for (const named_quantity& q : p.scalars) {
+        const auto* slot = s->find(q.name);
+        if (slot != nullptr && slot->requested < q.amount) {
+          throw invalid_argument_error("pod '" + p.name + "'.scalars", "gives back more " + std::string(q.name.str()) + " than node #" +
+                                                                         std::to_string(b.node) + " has requested");
+        }
+      }
+    }
+    apply(p, b, -1);
+  }
+
+  // The base's pod limit and named resources of node n with the overlay's changes; nullptr when the
+  // node has neither.
+  [[nodiscard]] const named_resources_state* named(node_index n) const {
+    if constexpr (NamedResources<C>) {
+      if (const delta* d = find(n)) return d->has_named ? &d->named : nullptr;
+      return named_resources_of(*base_, n);
+    } else {
+      return nullptr;
+    }
   }
 
   friend std::size_t node_count(const cluster_overlay& o) { return num_nodes(*o.base_); }
@@ -117,12 +152,11 @@ class cluster_overlay {
   {
     return traits_of<C>::node_load(*o.base_, n);
   }
-  // The base's pod limits and named resources as they are; members placed in the overlay are not
-  // counted against them (ADR 0015).
+  // The base's pod limits and named resources, with the pods reserved and released in the overlay.
   friend const named_resources_state* node_named_resources(const cluster_overlay& o, node_index n)
     requires NamedResources<C>
   {
-    return named_resources_of(*o.base_, n);
+    return o.named(n);
   }
   friend decltype(auto) model_replicas(const cluster_overlay& o, node_index n, const short_name& m)
     requires ServedModels<C>
@@ -147,6 +181,8 @@ class cluster_overlay {
     mib mem = 0;
     std::array<std::int32_t, max_gpus_per_node> share{};
     std::array<std::int32_t, max_gpus_per_node> gpu_mem{};
+    bool has_named = false;
+    named_resources_state named{};  // the base's record with the changes, when the node has one
   };
 
   const delta* find(node_index n) const noexcept {
@@ -171,15 +207,38 @@ class cluster_overlay {
     if (slot_[n] < 0) {
       if (used_ == deltas_.size()) deltas_.emplace_back();
       delta& d = deltas_[used_];
-      d = delta{};
       d.node = n;
+      d.cpu = 0;
+      d.mem = 0;
+      d.share = {};
+      d.gpu_mem = {};
+      d.has_named = false;
+      if constexpr (NamedResources<C>) {
+        if (const named_resources_state* s = named_resources_of(*base_, n)) {
+          d.named = *s;  // may allocate (reuses the slot's storage from before a reset)
+          d.has_named = true;
+        }
+      }
       slot_[n] = static_cast<std::int32_t>(used_++);
     }
     return deltas_[static_cast<std::size_t>(slot_[n])];
   }
 
-  void apply(const binding& b, int sign) {
+  void apply(const pod& p, const binding& b, int sign) {
     delta& d = slot_for(b.node);
+    if (d.has_named) {
+      // As in_memory_cluster's record: the pod counts against `pods`, against the non-zero request
+      // defaults when it requests no CPU / memory, and its named amounts against the node's.
+      named_resources_state& s = d.named;
+      if (s.allowed_pods != no_pod_limit) s.pod_count += sign;
+      if (p.cpu_milli == 0) s.zero_cpu_pods += sign;
+      if (p.memory_mib == 0) s.zero_memory_pods += sign;
+      for (const named_quantity& q : p.scalars) {
+        for (auto& slot : s.scalars) {
+          if (slot.name == q.name) slot.requested += sign * q.amount;
+        }
+      }
+    }
     d.cpu += sign * b.cpu_milli;
     d.mem += sign * b.memory_mib;
     for_each_gpu(b.gpus, [&](int g) {

@@ -5,7 +5,11 @@
 // same preflight checks and device selectors run on it unchanged. Only the focused node differs:
 // its CPU / memory allocation, its devices' free share and memory, and its per-QoS allocation.
 // Measured load and served-model counts are the live ones (a reading cannot be undone).
-// Memory: one node's copy, 2 KiB of devices plus 80 bytes; nothing per node of the cluster.
+// The focused node's pod count and named resources (core/named_resources.hpp) follow too, so a
+// victim frees its pod slot and its named amounts: a copy of the node's record when it has one (no
+// copy, no allocation, when it has none: the common cluster).
+// Memory: one node's copy, 2 KiB of devices, about 150 bytes and the named record's scalars; nothing
+// per node of the cluster.
 #pragma once
 
 #include <array>
@@ -17,6 +21,7 @@
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/bound_pods.hpp"
 #include "gpusched/core/cluster.hpp"
+#include "gpusched/core/named_resources.hpp"
 #include "gpusched/core/node.hpp"
 
 namespace gpusched {
@@ -41,6 +46,13 @@ class node_overlay {
     res_ = traits_of<C>::node_resources(*base_, n);
     for (int g = 0; g < res_.gpu_count; ++g) gpus_[static_cast<std::size_t>(g)] = traits_of<C>::node_gpu(*base_, n, g);
     if constexpr (QosAccounted<C>) qos_ = bound_traits_of<C>::node_qos_allocation(*base_, n);
+    has_named_ = false;
+    if constexpr (NamedResources<C>) {
+      if (const named_resources_state* s = named_resources_of(*base_, n)) {
+        named_ = *s;  // reuses the copy's storage from the last focus
+        has_named_ = true;
+      }
+    }
   }
 
   // A pod bound on the focused node leaves (its resources come free) or comes back.
@@ -59,6 +71,12 @@ class node_overlay {
   {
     return n == node_ ? qos_ : qos_allocation(bound_traits_of<C>::node_qos_allocation(*base_, n));
   }
+  [[nodiscard]] const named_resources_state* named(node_index n) const
+    requires NamedResources<C>
+  {
+    if (n == node_) return has_named_ ? &named_ : nullptr;
+    return named_resources_of(*base_, n);
+  }
 
  private:
   void apply(const bound_pod& v, int sign) noexcept {
@@ -71,6 +89,22 @@ class node_overlay {
       gpus_[static_cast<std::size_t>(g)].mem_free_mib -= sign * b.gpu_mem_mib;
     });
     qos_.add(v.qos, b.cpu_milli, b.memory_mib, sign);
+    if (has_named_) apply_named(v, sign);
+  }
+
+  // As in_memory_cluster's record: the pod counts against `pods`, against the non-zero request
+  // defaults when it requests no CPU / memory, and its named amounts against the node's.
+  void apply_named(const bound_pod& v, int sign) noexcept {
+    if (named_.allowed_pods != no_pod_limit) named_.pod_count += sign;
+    if (v.where.cpu_milli == 0) named_.zero_cpu_pods += sign;
+    if (v.where.memory_mib == 0) named_.zero_memory_pods += sign;
+    if constexpr (PodsOnNodes<C>) {
+      for (const named_quantity& q : bound_traits_of<C>::bound_pod_spec(*base_, v.id).scalars) {
+        for (auto& slot : named_.scalars) {
+          if (slot.name == q.name) slot.requested += sign * q.amount;
+        }
+      }
+    }
   }
 
   const C* base_;
@@ -78,6 +112,8 @@ class node_overlay {
   node_state res_{};
   qos_allocation qos_{};
   std::array<gpu_device, max_gpus_per_node> gpus_{};
+  bool has_named_ = false;
+  named_resources_state named_{};  // the focused node's record, when it has one
 };
 
 template <class C>
@@ -98,11 +134,10 @@ template <ServedModels C>
 decltype(auto) node_model_types(const node_overlay<C>& o, node_index n) { return traits_of<C>::node_model_types(o.base(), n); }
 template <QosAccounted C>
 qos_allocation node_qos_allocation(const node_overlay<C>& o, node_index n) { return o.qos(n); }
-// The base's pod limits and named resources as they are: a victim's pod slot and named resources
-// are not given back in the overlay (conservative: preemption does not count on them; ADR 0015).
+// The base's pod limits and named resources, the focused node's with its victims removed.
 template <NamedResources C>
 const named_resources_state* node_named_resources(const node_overlay<C>& o, node_index n) {
-  return named_resources_of(o.base(), n);
+  return o.named(n);
 }
 
 }  // namespace gpusched

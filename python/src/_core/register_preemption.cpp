@@ -6,12 +6,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include <gpusched/core/bound_cluster.hpp>
+#include <gpusched/preemption/disruption_budget.hpp>
 #include <gpusched/preemption/preemption.hpp>
 #include <gpusched/preflight/gpu_check.hpp>
 #include <gpusched/preflight/resource_fit.hpp>
@@ -105,11 +108,61 @@ void register_preemption(py::module_& m) {
             return out;
           },
           "[(name, id, node, priority)], most important first; members of a victim gang on other nodes included.")
+      .def_property_readonly("violations", [](const py_plan& p) { return p.r.cost.violations; },
+                             "How many victims' PodDisruptionBudgets the plan violates (0 without budgets).")
+      .def_property_readonly(
+          "violating",
+          [](const py_plan& p) {
+            std::vector<std::string> out;
+            for (const auto& v : p.r.victims) {
+              if (v.violating) out.push_back(v.spec.name);
+            }
+            return out;
+          },
+          "Names of the victims whose eviction violates a PodDisruptionBudget, most important first.")
       .def_property_readonly("gangs", [](const py_plan& p) { return p.r.gangs; })
       .def_property_readonly("candidates", [](const py_plan& p) { return p.r.candidates; })
       .def_property_readonly("examined", [](const py_plan& p) { return p.r.examined; })
       .def_property_readonly("explanation", [](const py_plan& p) { return p.explanation; })
       .def("__repr__", [](const py_plan& p) { return "<PreemptionPlan " + p.explanation + ">"; });
+
+  py::class_<disruption_budgets>(
+      m, "DisruptionBudgets",
+      "PodDisruptionBudgets as preemption sees them: each allows `disruptions_allowed` more evictions of the pods "
+      "it covers (status.disruptionsAllowed), named explicitly (what a label selector resolves to). Victims that "
+      "would violate a budget are reprieved first and their count leads the node choice (docs/preemption.md).")
+      .def(py::init<>())
+      .def(
+          "add",
+          [](disruption_budgets& d, std::string name, std::int32_t disruptions_allowed, const std::vector<std::string>& pods) {
+            for (const auto& p : pods) {
+              if (p.empty()) throw invalid_argument_error("pdb '" + name + "'.pods", "a pod name must not be empty");
+            }
+            const std::uint32_t i = d.add(std::move(name), disruptions_allowed);  // throws before any change
+            for (const auto& p : pods) d.cover(p, d.name(i));
+            return i;
+          },
+          py::arg("name"), py::arg("disruptions_allowed"), py::kw_only(), py::arg("pods") = std::vector<std::string>{},
+          "Adds a budget covering the named pods; returns its index. An empty or repeated name raises "
+          "InvalidArgumentError and changes nothing. A negative allowance behaves as 0, as in Kubernetes.")
+      .def("cover", &disruption_budgets::cover, py::arg("pod"), py::arg("pdb"),
+           "Budget `pdb` also covers the pod of that name (a pod may be covered by several budgets).")
+      .def("disruptions_allowed", [](const disruption_budgets& d, std::string_view pdb) {
+             return d.disruptions_allowed(d.index_of(pdb));
+           }, py::arg("pdb"))
+      .def_property_readonly("names", [](const disruption_budgets& d) {
+        std::vector<std::string> out;
+        for (std::uint32_t i = 0; i < d.size(); ++i) out.push_back(d.name(i));
+        return out;
+      }, "The budgets, in the order they were added.")
+      .def("__len__", &disruption_budgets::size)
+      .def("__contains__", [](const disruption_budgets& d, std::string_view pdb) {
+        for (std::uint32_t i = 0; i < d.size(); ++i) {
+          if (d.name(i) == pdb) return true;
+        }
+        return false;
+      })
+      .def("__repr__", [](const disruption_budgets& d) { return "<DisruptionBudgets " + std::to_string(d.size()) + " budget(s)>"; });
 
   py::class_<preemptor_t>(m, "Preemptor",
                           "Kubernetes' DefaultPreemption with GPUCheck + NodeResourcesFit: the cheapest set of "
@@ -124,20 +177,24 @@ void register_preemption(py::module_& m) {
            py::kw_only(), py::arg("seed") = 0, py::arg("protect_guaranteed") = false, py::arg("sample_candidates") = true)
       .def(
           "plan",
-          [](preemptor_t& self, py_bound& b, const pod& p, double now) {
+          [](preemptor_t& self, py_bound& b, const pod& p, double now, const disruption_budgets* pdbs) {
             validate(p);
             busy_scope cb(b.flag);
             auto out = std::make_unique<py_plan>();
             out->preemptor_pod = p;
+            // A copy: another thread may change the Python object while the GIL is released.
+            std::optional<disruption_budgets> budgets;
+            if (pdbs != nullptr) budgets = *pdbs;
             {
               py::gil_scoped_release nogil;
-              out->r = self.plan(b.c, p, now);
+              out->r = self.plan(b.c, p, now, nullptr, budgets ? &*budgets : nullptr);
             }
             out->explanation =
                 out->r.explain(out->r.found ? std::string(b.c.base().name(out->r.node)) : std::string());
             return out;
           },
-          py::arg("cluster"), py::arg("pod"), py::arg("now") = 0.0, "The dry run; changes nothing.")
+          py::arg("cluster"), py::arg("pod"), py::arg("now") = 0.0, py::kw_only(), py::arg("pdbs") = nullptr,
+          "The dry run; changes nothing. `pdbs`: the DisruptionBudgets to respect (None: none).")
       .def(
           "apply",
           [](preemptor_t& self, py_bound& b, const py_plan& plan, double now) {

@@ -7,7 +7,7 @@ import enum
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_fields', 'experiment_inputs', 'experiment_metrics', 'experiment_run_once', 'replay_fields', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise', 'summary_of']
+__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'DisruptionBudgets', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_fields', 'experiment_inputs', 'experiment_metrics', 'experiment_run_once', 'replay_fields', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise', 'summary_of']
 class InvalidArgumentError(ValueError):
     """
     A value given to gpusched is invalid; `field` names it ("pod 'p'.gpu_milli"). Nothing was changed.
@@ -88,17 +88,6 @@ class Pod:
         num_gpu * gpu_milli
         """
     @property
-    def scalars(self) -> dict:
-        """
-        Requests of named resources, {name: amount} (a pod also counts 1 against a node's pods)
-        """
-    @property
-    def node_selector(self) -> dict:
-        ...
-    @property
-    def tolerations(self) -> list:
-        ...
-    @property
     def memory_mib(self) -> int:
         ...
     @property
@@ -106,6 +95,9 @@ class Pod:
         ...
     @property
     def name(self) -> str:
+        ...
+    @property
+    def node_selector(self) -> dict:
         ...
     @property
     def num_gpu(self) -> int:
@@ -117,6 +109,11 @@ class Pod:
     def qos(self) -> QoS:
         ...
     @property
+    def scalars(self) -> dict:
+        """
+        Requests of named resources, {name: amount} (a pod also counts 1 against a node's pods)
+        """
+    @property
     def submit_time(self) -> float:
         ...
     @property
@@ -124,6 +121,9 @@ class Pod:
         ...
     @property
     def tier(self) -> Tier:
+        ...
+    @property
+    def tolerations(self) -> list:
         ...
 class GPU:
     """
@@ -214,7 +214,7 @@ class Cluster:
         """
     def add_node(self, name: str, *, cpu_milli: typing.SupportsInt | typing.SupportsIndex, memory_mib: typing.SupportsInt | typing.SupportsIndex, gpu_count: typing.SupportsInt | typing.SupportsIndex = 0, gpu_model: str = '', gpu_mem_mib: typing.SupportsInt | typing.SupportsIndex = 0, rack: str = '', gpus: collections.abc.Sequence[GPU] | None = None, pods: typing.SupportsInt | typing.SupportsIndex = -1, scalars: collections.abc.Mapping[str, typing.SupportsInt | typing.SupportsIndex] = {}, labels: collections.abc.Mapping[str, str] = {}, taints: collections.abc.Sequence[dict] = [], unschedulable: bool = False) -> int:
         """
-        Adds a node with `gpu_count` wholly free GPUs of one model (or the devices in `gpus`) and returns its index. Validated: an invalid node raises InvalidArgumentError and adds nothing.
+        Adds a node with `gpu_count` wholly free GPUs of one model (or the devices in `gpus`) and returns its index; `pods` is its allocatable pod count (-1: no limit), `scalars` its allocatable named resources {name: amount}, `labels`, `taints` ([{key, value, effect}]) and `unschedulable` what NodeAffinity, TaintToleration and NodeUnschedulable read. Validated: an invalid node raises InvalidArgumentError and adds nothing.
         """
     def clear_load(self, node: typing.SupportsInt | typing.SupportsIndex) -> None:
         ...
@@ -234,6 +234,10 @@ class Cluster:
         """
         Served model type -> replicas on the node.
         """
+    def named_resources(self, node: typing.SupportsInt | typing.SupportsIndex) -> dict:
+        """
+        The node's pod limit (-1: none), pods counted against it, and {name: (allocatable, requested)} of its named resources.
+        """
     def node_index(self, name: str) -> int:
         """
         The index of the node with this name (KeyError when none).
@@ -249,10 +253,6 @@ class Cluster:
     def resources(self, node: typing.SupportsInt | typing.SupportsIndex) -> dict:
         """
         CPU / memory capacity and allocation and the GPU count of a node.
-        """
-    def named_resources(self, node: typing.SupportsInt | typing.SupportsIndex) -> dict:
-        """
-        The node's pod limit (-1: none), pods counted against it, and {name: (allocatable, requested)} of its named resources.
         """
     def set_load(self, node: typing.SupportsInt | typing.SupportsIndex, *, cpu_used: typing.SupportsFloat | typing.SupportsIndex, mem_used: typing.SupportsFloat | typing.SupportsIndex, gpu_used: typing.SupportsFloat | typing.SupportsIndex) -> None:
         """
@@ -830,6 +830,43 @@ class PreemptionPlan:
         """
         [(name, id, node, priority)], most important first; members of a victim gang on other nodes included.
         """
+    @property
+    def violating(self) -> list[str]:
+        """
+        Names of the victims whose eviction violates a PodDisruptionBudget, most important first.
+        """
+    @property
+    def violations(self) -> int:
+        """
+        How many victims' PodDisruptionBudgets the plan violates (0 without budgets).
+        """
+class DisruptionBudgets:
+    """
+    PodDisruptionBudgets as preemption sees them: each allows `disruptions_allowed` more evictions of the pods it covers (status.disruptionsAllowed), named explicitly (what a label selector resolves to). Victims that would violate a budget are reprieved first and their count leads the node choice (docs/preemption.md).
+    """
+    def __contains__(self, arg0: str) -> bool:
+        ...
+    def __init__(self) -> None:
+        ...
+    def __len__(self) -> int:
+        ...
+    def __repr__(self) -> str:
+        ...
+    def add(self, name: str, disruptions_allowed: typing.SupportsInt | typing.SupportsIndex, *, pods: collections.abc.Sequence[str] = []) -> int:
+        """
+        Adds a budget covering the named pods; returns its index. An empty or repeated name raises InvalidArgumentError and changes nothing. A negative allowance behaves as 0, as in Kubernetes.
+        """
+    def cover(self, pod: str, pdb: str) -> None:
+        """
+        Budget `pdb` also covers the pod of that name (a pod may be covered by several budgets).
+        """
+    def disruptions_allowed(self, pdb: str) -> int:
+        ...
+    @property
+    def names(self) -> list[str]:
+        """
+        The budgets, in the order they were added.
+        """
 class Preemptor:
     """
     Kubernetes' DefaultPreemption with GPUCheck + NodeResourcesFit: the cheapest set of lower-priority victims (whole gangs) that lets a pod fit (docs/preemption.md).
@@ -840,9 +877,9 @@ class Preemptor:
         """
         Evicts the victims and binds the pod, as one transaction; a stale plan raises InvalidArgumentError and changes nothing.
         """
-    def plan(self, cluster: BoundCluster, pod: Pod, now: typing.SupportsFloat | typing.SupportsIndex = 0.0) -> PreemptionPlan:
+    def plan(self, cluster: BoundCluster, pod: Pod, now: typing.SupportsFloat | typing.SupportsIndex = 0.0, *, pdbs: DisruptionBudgets = None) -> PreemptionPlan:
         """
-        The dry run; changes nothing.
+        The dry run; changes nothing. `pdbs`: the DisruptionBudgets to respect (None: none).
         """
 def _parse_config(text: str, source: str, python_scores: dict) -> Config:
     """
