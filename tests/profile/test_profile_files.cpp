@@ -86,6 +86,18 @@ TEST_CASE("profile files: the serving profiles, and no file without a policy or 
   REQUIRE(kube.profile.score_plugin_count() == 2);
   CHECK(kube.profile.score_plugin_name(0) == "LeastAllocated");
   CHECK(kube.profile.score_plugin_name(1) == "NodeResourcesBalancedAllocation");
+  {
+    // Kubernetes' non-zero request defaults are on in kube-default: a pod without requests counts as
+    // 100m CPU / 200 MiB for LeastAllocated, ((1000 - 100) * 100 / 1000 + (2000 - 200) * 100 / 2000) / 2
+    // = 90 (100 without them), and as it is for BalancedAllocation (no use, no imbalance: 100).
+    in_memory_cluster c;
+    c.add_node(node_spec{"n", 1000, 2000, {}, ""});
+    const node_index nodes[] = {0};
+    std::int64_t raw[2];  // one per score plugin
+    kube.profile.score(c, make_pod("p"), nodes, raw);
+    CHECK(raw[0] == 90);
+    CHECK(raw[1] == 100);
+  }
   const auto seed = load_profile_file<in_memory_cluster>(profile_path("seed.yaml"));
   REQUIRE(seed.profile.score_plugin_count() == 2);
   CHECK(seed.profile.score_plugin_name(0) == "LoadAware");

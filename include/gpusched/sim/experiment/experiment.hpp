@@ -107,7 +107,12 @@ inline profile_wiring kube_default_wiring() {
       "  pluginConfig:\n"
       "  - name: NodeResourcesBalancedAllocation\n"
       "    args:\n"
-      "      formula: BalanceAfter\n";
+      "      formula: BalanceAfter\n"
+      // Kubernetes' scorers count a pod without a CPU or memory request as 100m / 200 MiB
+      // (GetNonzeroRequests, pkg/scheduler/util); gpusched's option, on as in Kubernetes (ADR 0015).
+      "  - name: NodeResourcesFit\n"
+      "    args:\n"
+      "      nonZeroRequests: true\n";
   w.config_source = "<kube-default>";
   w.preemption = true;
   return w;
