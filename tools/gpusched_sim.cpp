@@ -260,33 +260,26 @@ json paper_json(const sim::paper_result& r, int max_pct) {
 
 json dynamic_json(const sim::dynamic_result& r) {
   json j = run_json(r.policy, r.seed, sim::dynamic_fields, r);
-  json t = json::array(), alloc = json::array(), running = json::array(), pending = json::array(), frag = json::array();
   const double cap = static_cast<double>(r.gpu_capacity);
-  for (const auto& s : r.samples) {
-    t.push_back(s.time);
-    alloc.push_back(round4(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0));
-    running.push_back(s.running);
-    pending.push_back(s.pending);
-    frag.push_back(round4(s.frag_gpu_milli / cap * 100.0));
-  }
-  j["time_s"] = t;
-  j["allocation_pct"] = alloc;
-  j["running_pods"] = running;
-  j["pending_pods"] = pending;
-  j["frag_amount_pct"] = frag;
-  json wt = json::array(), wa = json::array(), wr = json::array(), wp = json::array(), wf = json::array();
-  for (const auto& s : r.window) {  // evenly spaced points of the arrival window (dynamic_options::window_samples)
-    wt.push_back(s.time);
-    wa.push_back(round4(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0));
-    wr.push_back(s.running);
-    wp.push_back(s.pending);
-    wf.push_back(round4(s.frag_gpu_milli / cap * 100.0));
-  }
-  j["window_time_s"] = wt;
-  j["window_allocation_pct"] = wa;
-  j["window_running_pods"] = wr;
-  j["window_pending_pods"] = wp;
-  j["window_frag_amount_pct"] = wf;
+  // A sample series as parallel arrays under `prefix`: the 6-hourly samples (""), and the evenly
+  // spaced points of the arrival window ("window_", dynamic_options::window_samples).
+  const auto put_series = [&](const auto& samples, const std::string& prefix) {
+    json t = json::array(), alloc = json::array(), running = json::array(), pending = json::array(), frag = json::array();
+    for (const auto& s : samples) {
+      t.push_back(s.time);
+      alloc.push_back(round4(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0));
+      running.push_back(s.running);
+      pending.push_back(s.pending);
+      frag.push_back(round4(s.frag_gpu_milli / cap * 100.0));
+    }
+    j[prefix + "time_s"] = t;
+    j[prefix + "allocation_pct"] = alloc;
+    j[prefix + "running_pods"] = running;
+    j[prefix + "pending_pods"] = pending;
+    j[prefix + "frag_amount_pct"] = frag;
+  };
+  put_series(r.samples, "");
+  put_series(r.window, "window_");
   j["window_days"] = r.days();
   j["withdrawn_by_shape"] = r.withdrawn_by_shape;
   j["preempted_by_shape"] = r.preempted_by_shape;
