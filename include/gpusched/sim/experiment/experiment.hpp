@@ -521,6 +521,61 @@ class serving_observer {
 
 }  // namespace detail
 
+// What a run drives with, wired from one profile_wiring and seed (shared by run_once and the
+// world's run_world_once): the scheduler over the configured profile, gpusched's gangs (gang_placer
+// over the same profile: all members reserved, or nothing changed), the preemptor, and the queue
+// (two-tier, or kube-default's priority sort, queue/queue_sort.hpp). Preemption's what-if runs the
+// fit filters only (Kubernetes' PostFilter re-runs Filter plugins): CPU, memory and GPU fit under
+// the profile's ceilings (overcommit_fit with no overcommit accepts exactly what NodeResourcesFit +
+// GPUCheck accept), devices best fit as the profile's selector. Not movable: the preemptor points
+// at the budget.
+template <class C>
+struct wired_run {
+  using fit_profile = decltype(make_profile(checks(overcommit_fit{}), scores()));
+
+  wired_run(const profile_wiring& w, std::uint64_t seed)
+      : cfg(wired_config<C>(w)),
+        sched(cfg.profiles.front().profile, seeded(cfg.profiles.front().options, seed)),
+        gangs(cfg.profiles.front().profile, w.gang_all_or_nothing),
+        budget(w.budget),
+        preempt(make_profile(checks(overcommit_fit{w.overcommit}), scores()), preemption_seed(seed),
+                w.preemption_budget ? &budget : nullptr, w.preemption),
+        queue(w.queue),
+        two_tier(w.two_tier_queue) {}
+  wired_run(const wired_run&) = delete;
+  wired_run& operator=(const wired_run&) = delete;
+
+  // The driver over this wiring's queue; the preemptor and gang placer are moved into it (once).
+  template <class W, class Observer>
+  void drive(C& cl, W& wl, Observer& obs, const driver_options& o) {
+    if (two_tier) {
+      sim::drive(cl, wl, queue, sched, obs, o, std::move(preempt), std::move(gangs));
+    } else {
+      sim::drive(cl, wl, by_priority, sched, obs, o, std::move(preempt), std::move(gangs));
+    }
+  }
+
+  scheduler_config<C> cfg;
+  scheduler<C, dynamic_profile<C>> sched;
+  gang_action<dynamic_profile<C>> gangs;
+  preemption_budget budget;
+  preempt_action<C, fit_profile> preempt;
+  scheduling_queue queue;
+  priority_sort_queue by_priority;
+  bool two_tier;
+
+ private:
+  static schedule_options seeded(schedule_options o, std::uint64_t seed) {
+    o.seed = seed;
+    return o;
+  }
+  static preemption_options preemption_seed(std::uint64_t seed) {
+    preemption_options po;
+    po.seed = seed;
+    return po;
+  }
+};
+
 // Runs one profile on one seed. `duration_s` < 0 uses the scenario's. A configuration of the
 // simulation driver (sim/driver.hpp, ADR 0010): arrivals only enter the queue (two-tier, or priority
 // sort in submission order), a cycle runs when anything arrived or finished (and, for the two-tier
@@ -531,23 +586,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   using namespace serving;
   using C = experiment_cluster;
   const double T = duration_s < 0.0 ? sc.duration_s : duration_s;
-  auto cfg = wired_config<C>(w);
-  auto opts = cfg.profiles.front().options;
-  opts.seed = seed;
-  scheduler<C, dynamic_profile<C>> sched(cfg.profiles.front().profile, opts);
-  // gpusched's gangs: gang_placer over the same profile (all members reserved, or nothing changed).
-  gang_action<dynamic_profile<C>> gangs(cfg.profiles.front().profile, w.gang_all_or_nothing);
-  // Preemption's what-if runs the fit filters only (Kubernetes' PostFilter re-runs Filter plugins):
-  // CPU, memory and GPU fit under the profile's ceilings (overcommit_fit with no overcommit accepts
-  // exactly what NodeResourcesFit + GPUCheck accept), devices best fit as the profile's selector.
-  auto fit_only = make_profile(checks(overcommit_fit{w.overcommit}), scores());
-  preemption_options po;
-  po.seed = seed;
-  preemption_budget budget(w.budget);
-  preemption_budget* bud = w.preemption_budget ? &budget : nullptr;
-  preempt_action<C, decltype(fit_only)> preempt(fit_only, po, bud, w.preemption);
-  scheduling_queue queue(w.queue);
-  priority_sort_queue by_priority;  // kube-default's order (queue/queue_sort.hpp)
+  wired_run<C> run(w, seed);
   w.eviction.validate();
 
   serving_engine e(lm, sc.engine);
@@ -560,8 +599,8 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
     for (int i = 0; i < np.nvlink_islands; ++i) ns.add_gpus(per, np.gpu_model, np.gpu_memory_mib, static_cast<std::int16_t>(i));
     cl.base().add_node(ns);
   }
-  queue.set_capacity({np.cpu_milli * np.count, np.memory_mib * np.count,
-                      static_cast<milli>(np.gpus_per_node) * gpu_milli_whole * np.count});
+  run.queue.set_capacity({np.cpu_milli * np.count, np.memory_mib * np.count,
+                          static_cast<milli>(np.gpus_per_node) * gpu_milli_whole * np.count});
 
   detail::serving_workload wl;
   std::uint64_t seq = 0;
@@ -592,7 +631,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   follow_engine(cl, e, std::move(replicas));  // from here on the engine follows the cluster's bindings
 
   run_metrics out;
-  detail::serving_observer obs(e, lm, su, sc, cl, wl, jobs_in, w, queue, out);
+  detail::serving_observer obs(e, lm, su, sc, cl, wl, jobs_in, w, run.queue, out);
   driver_options o;
   o.queue_arrivals = true;
   o.sample_period = sc.utilisation_sample_s;
@@ -600,11 +639,7 @@ inline run_metrics run_once(const serving::scenario& sc, const serving::latency_
   o.sample_steps = true;
   o.cycle_after_sample = w.two_tier_queue;  // its backoffs and parking resolve with time
   o.horizon = T;
-  if (w.two_tier_queue) {
-    drive(cl, wl, queue, sched, obs, o, std::move(preempt), std::move(gangs));
-  } else {
-    drive(cl, wl, by_priority, sched, obs, o, std::move(preempt), std::move(gangs));
-  }
+  run.drive(cl, wl, obs, o);
   obs.finish(T);
   return out;
 }

@@ -787,19 +787,7 @@ inline world_metrics run_world_once(const world_scenario& sc, const world_profil
   using C = experiment::experiment_cluster;
   const double T = duration_s < 0.0 ? sc.duration_s : duration_s;
   const experiment::profile_wiring w = world_wiring(sc, p);
-  auto cfg = experiment::wired_config<C>(w);
-  auto opts = cfg.profiles.front().options;
-  opts.seed = seed;
-  scheduler<C, dynamic_profile<C>> sched(cfg.profiles.front().profile, opts);
-  gang_action<dynamic_profile<C>> gangs(cfg.profiles.front().profile, w.gang_all_or_nothing);
-  auto fit_only = make_profile(checks(overcommit_fit{w.overcommit}), scores());
-  preemption_options po;
-  po.seed = seed;
-  preemption_budget budget(w.budget);
-  preemption_budget* bud = w.preemption_budget ? &budget : nullptr;
-  preempt_action<C, decltype(fit_only)> preempt(fit_only, po, bud, w.preemption);
-  scheduling_queue queue(w.queue);
-  priority_sort_queue by_priority;
+  experiment::wired_run<C> run(w, seed);
 
   C cl;
   for (int n = 0; n < sc.node_count; ++n) {
@@ -810,8 +798,8 @@ inline world_metrics run_world_once(const world_scenario& sc, const world_profil
     }
     cl.base().add_node(ns);
   }
-  queue.set_capacity({static_cast<milli>(sc.cpu_milli) * sc.node_count, static_cast<mib>(sc.memory_mib) * sc.node_count,
-                      static_cast<milli>(sc.gpus_per_node) * gpu_milli_whole * sc.node_count});
+  run.queue.set_capacity({static_cast<milli>(sc.cpu_milli) * sc.node_count, static_cast<mib>(sc.memory_mib) * sc.node_count,
+                          static_cast<milli>(sc.gpus_per_node) * gpu_milli_whole * sc.node_count});
 
   experiment::detail::serving_workload wl;
   std::uint64_t seq = 0;
@@ -849,7 +837,7 @@ inline world_metrics run_world_once(const world_scenario& sc, const world_profil
     wl.times.push_back(driver_job{r.submit, r.job < 0 ? never : sc.training[jobs[static_cast<std::size_t>(r.job)].kind].duration_s, never});
   }
 
-  detail::world_observer obs(sc, p, wl, cl, queue, w.two_tier_queue, seed, multiplier, T);
+  detail::world_observer obs(sc, p, wl, cl, run.queue, w.two_tier_queue, seed, multiplier, T);
   obs.train_kind_ = kinds;
   driver_options o;
   o.queue_arrivals = true;
@@ -858,11 +846,7 @@ inline world_metrics run_world_once(const world_scenario& sc, const world_profil
   o.sample_steps = true;
   o.cycle_after_sample = w.two_tier_queue;
   o.horizon = T;
-  if (w.two_tier_queue) {
-    drive(cl, wl, queue, sched, obs, o, std::move(preempt), std::move(gangs));
-  } else {
-    drive(cl, wl, by_priority, sched, obs, o, std::move(preempt), std::move(gangs));
-  }
+  run.drive(cl, wl, obs, o);
   return obs.finish();
 }
 
