@@ -31,6 +31,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "gpusched/core/cluster.hpp"
@@ -94,6 +95,17 @@ class fill_aware_binding_scorer {
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
     return by_shape_->load(std::memory_order_relaxed) ? shape_.score(c, p, n) : mean_.score(c, p, n);
+  }
+
+  // SpanScorer: the chosen form's score_nodes, so each form's per-node score cache
+  // (fill_aware_scorer::score_nodes) serves the replay; the scores are score()'s.
+  template <Cluster C>
+  void score_nodes(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
+    if (by_shape_->load(std::memory_order_relaxed)) {
+      shape_.score_nodes(c, p, nodes, out);
+    } else {
+      mean_.score_nodes(c, p, nodes, out);
+    }
   }
 
   // GpuSelector: recounts the cluster, since a profile may choose devices without scoring (one
