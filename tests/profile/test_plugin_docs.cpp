@@ -69,8 +69,8 @@ TEST_CASE("the registry holds every descriptor under its name and alias, and not
       CHECK((reg.find_score(std::string(n)) != nullptr) == (count(typename D::score_types{}) > 0));
     }
   });
-  // 17 plugins, two with aliases (LoadAwareScheduling, FGD).
-  CHECK(names == 19);
+  // 18 plugins, two with aliases (LoadAwareScheduling, FGD).
+  CHECK(names == 20);
   std::vector<std::string> all = reg.check_names();
   for (auto& n : reg.score_names()) {
     if (!reg.find_check(n)) all.push_back(n);

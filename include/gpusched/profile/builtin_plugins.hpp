@@ -31,6 +31,7 @@
 #include "gpusched/scoring/fgd_paper/random_score.hpp"
 #include "gpusched/scoring/fill_aware.hpp"
 #include "gpusched/scoring/fill_aware_binding_plugin.hpp"
+#include "gpusched/scoring/fill_aware_refill_plugin.hpp"
 #include "gpusched/scoring/load_aware.hpp"
 #include "gpusched/scoring/model_affinity.hpp"
 #include "gpusched/scoring/node_constraint_scores.hpp"
@@ -508,6 +509,7 @@ using builtin_plugins =
                 plugins::load_aware_plugin, plugins::model_affinity_plugin, plugins::qos_aware_plugin,
                 plugins::fgd_plugin, plugins::fill_aware_plugin, plugins::random_plugin, plugins::dot_product_plugin,
                 plugins::fill_aware_binding_plugin,
+                plugins::fill_aware_refill_plugin,
                 plugins::gpu_clustering_plugin, plugins::gpu_packing_plugin, plugins::best_fit_plugin,
                 plugins::node_unschedulable_plugin, plugins::taint_toleration_plugin, plugins::node_affinity_plugin>;
 

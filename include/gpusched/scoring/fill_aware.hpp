@@ -66,7 +66,41 @@ struct fill_aware_options {
   // Experimental (the control of ADR 0017's experiment, off): only CPU-only pods are scored by shape,
   // GPU pods keep the mean ratio. cpu_by_shape, when set, scores every pod by shape.
   bool cpu_by_shape_cpu_only = false;
+  // Refill chance per sharing pod (docs/adr/0017-quality-method.md, "Amendment 2"; 0: off, the
+  // policy's results unchanged). When > 0, kappa = fill_per_sharing_pod / P_share, P_share the
+  // workload's share of pods that ask for part of one GPU (sharing_pod_share): a hole competes with
+  // the other holes, which the sharing pods make, for the later arrivals that fit it, so the arrivals
+  // a hole sees scale with 1 / P_share. fill_competition is then unused.
+  double fill_per_sharing_pod = 0.0;
 };
+
+// fill_per_sharing_pod of the gpusched-refill policy: FillAware's kappa = 50, chosen on the openb
+// default trace (seeds 42-47), times that trace's P_share = 0.3732 (its 35 typical shapes), so that
+// the default trace keeps kappa = 50 and other workloads scale it by 1 / P_share (ADR 0017,
+// "Amendment 2"). Re-expresses the existing constant; no value was fitted to another trace.
+inline constexpr double refill_fill_per_sharing_pod = 50.0 * 0.3732;
+
+// The share of the workload's pods (typical shapes, CPU-only ones included) that ask for part of
+// one GPU: the pods that leave partial-GPU holes. 0 for a workload without them.
+inline double sharing_pod_share(const typical_workload& w) {
+  double total = 0.0, sharing = 0.0;
+  for (const auto& t : w.pods()) {
+    total += t.probability;
+    if (t.num_gpu == 1 && t.gpu_milli > 0 && t.gpu_milli < gpu_milli_whole) sharing += t.probability;
+  }
+  return total > 0 ? sharing / total : 0.0;
+}
+
+// The kappa of the hole table under options o: fill_competition, or fill_per_sharing_pod / P_share.
+inline double effective_fill_competition(const typical_workload& w, const fill_aware_options& o) {
+  if (!(o.fill_per_sharing_pod >= 0.0) || !std::isfinite(o.fill_per_sharing_pod)) {
+    throw invalid_argument_error("fill_aware_options.fill_per_sharing_pod", "must be a finite number >= 0");
+  }
+  if (o.fill_per_sharing_pod == 0.0) return o.fill_competition;
+  const double share = sharing_pod_share(w);
+  // No sharing pods: no hole has a competitor made by the workload; every hole it can fill is refilled.
+  return share > 0 ? o.fill_per_sharing_pod / share : std::numeric_limits<double>::max();
+}
 
 // E(h) for h = 0..1000 (see the header comment).
 inline std::vector<double> hole_waste_table(const typical_workload& w, double kappa) {
@@ -169,7 +203,7 @@ class fill_aware_scorer {
     if (!(o.cpu_per_gpu >= 0.0) || !std::isfinite(o.cpu_per_gpu)) {
       throw invalid_argument_error("fill_aware_options.cpu_per_gpu", "must be a finite number >= 0");
     }
-    table_ = std::make_shared<const std::vector<double>>(hole_waste_table(w, o.fill_competition));
+    table_ = std::make_shared<const std::vector<double>>(hole_waste_table(w, effective_fill_competition(w, o)));
     cpu_per_gpu_ = o.cpu_per_gpu > 0 ? o.cpu_per_gpu : mean_cpu_per_gpu(w);
     if (o.cpu_by_shape || o.cpu_by_shape_cpu_only) {
       double total = 0.0;

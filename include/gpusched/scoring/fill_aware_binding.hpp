@@ -20,8 +20,9 @@
 // threshold is the definition of a binding resource, not a fitted constant. As in FGD (Weng et al.,
 // ATC'23), the typical workload is the reference; here it also decides which resource binds.
 //
-// The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation) and for the
-// device choice, so a cluster that changes between pods is followed. The decision of the last
+// The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation), so a cluster
+// that changes between pods is followed; the device choice reuses that count for the pod it was made
+// for and recounts otherwise. The decision of the last
 // PreScore is shared by the copies of one scorer (the score plugin and the device selector of a
 // profile); pods scored concurrently against clusters of different CPU per GPU would race on it,
 // which no gpusched engine does (one cluster per profile).
@@ -31,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 
 #include "gpusched/core/cluster.hpp"
@@ -74,7 +76,7 @@ class fill_aware_binding_scorer {
   // o's cpu_by_shape flags are set by the scorer for its two forms; the other fields apply to both.
   explicit fill_aware_binding_scorer(const typical_workload& w, fill_aware_options o = {})
       : mean_(w, with_shape(o, false)), shape_(w, with_shape(o, true)), demand_(workload_cpu_per_gpu(w)),
-        by_shape_(std::make_shared<std::atomic<bool>>(false)) {}
+        state_(std::make_shared<shared_state>()) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareBinding"; }
   [[nodiscard]] double demand() const noexcept { return demand_; }  // the workload's d, milli-CPU per GPU
@@ -86,14 +88,27 @@ class fill_aware_binding_scorer {
   }
 
   template <Cluster C>
-  score_status pre_score(const C& c, const pod&) const {
-    by_shape_->store(by_shape(c), std::memory_order_relaxed);
+  score_status pre_score(const C& c, const pod& p) const {
+    state_->by_shape.store(by_shape(c), std::memory_order_relaxed);
+    state_->cluster.store(&c, std::memory_order_relaxed);
+    state_->pod.store(&p, std::memory_order_relaxed);
     return score_status::ok;
   }
 
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
-    return by_shape_->load(std::memory_order_relaxed) ? shape_.score(c, p, n) : mean_.score(c, p, n);
+    return state_->by_shape.load(std::memory_order_relaxed) ? shape_.score(c, p, n) : mean_.score(c, p, n);
+  }
+
+  // SpanScorer: the chosen form's score_nodes, so each form's per-node score cache
+  // (fill_aware_scorer::score_nodes) serves the replay; the scores are score()'s.
+  template <Cluster C>
+  void score_nodes(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
+    if (state_->by_shape.load(std::memory_order_relaxed)) {
+      shape_.score_nodes(c, p, nodes, out);
+    } else {
+      mean_.score_nodes(c, p, nodes, out);
+    }
   }
 
   // GpuSelector: recounts the cluster, since a profile may choose devices without scoring (one
@@ -101,7 +116,13 @@ class fill_aware_binding_scorer {
   template <Cluster C>
   [[nodiscard]] gpu_set select(const C& c, const pod& p, node_index n) const {
     if (!p.wants_gpu()) return 0;
-    return by_shape(c) ? shape_.select(c, p, n) : mean_.select(c, p, n);
+    // The decision of this pod's PreScore on this cluster, taken once (nothing binds between a
+    // cycle's PreScore and its device choice); otherwise (no PreScore ran, or a second call) a recount.
+    const void* scored = &p;
+    const bool same = state_->cluster.load(std::memory_order_relaxed) == static_cast<const void*>(&c) &&
+                      state_->pod.compare_exchange_strong(scored, nullptr, std::memory_order_relaxed);
+    const bool shape = same ? state_->by_shape.load(std::memory_order_relaxed) : by_shape(c);
+    return shape ? shape_.select(c, p, n) : mean_.select(c, p, n);
   }
 
  private:
@@ -114,7 +135,13 @@ class fill_aware_binding_scorer {
   fill_aware_scorer mean_;
   fill_aware_scorer shape_;
   double demand_ = 0.0;
-  std::shared_ptr<std::atomic<bool>> by_shape_;
+  // The last PreScore's decision, and the pod and cluster it was made for (select's one-shot reuse).
+  struct shared_state {
+    std::atomic<bool> by_shape{false};
+    std::atomic<const void*> pod{nullptr};
+    std::atomic<const void*> cluster{nullptr};
+  };
+  std::shared_ptr<shared_state> state_;
 };
 
 }  // namespace gpusched

@@ -35,7 +35,7 @@
 
 namespace gpusched::sim {
 
-enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched, gpusched_binding };
+enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched, gpusched_binding, gpusched_refill };
 
 struct policy_info {
   std::string_view name;
@@ -47,7 +47,7 @@ struct policy_info {
   std::string_view profile_file;  // the same profile as a KubeSchedulerConfiguration, under data/profiles/
 };
 
-inline constexpr std::array<policy_info, 8> policies = {{
+inline constexpr std::array<policy_info, 9> policies = {{
     {"Random", policy_kind::random, "uniform among feasible nodes; random fitting GPU (paper baseline)", 87.47, "random.yaml"},
     {"DotProd", policy_kind::dot_product, "Tetris dot product of free and requested CPU/GPU (paper baseline)", 90.85, "dotprod.yaml"},
     {"GpuClustering", policy_kind::gpu_clustering, "co-locate pods of the same GPU shape (paper baseline)", 91.88, "gpuclustering.yaml"},
@@ -56,6 +56,7 @@ inline constexpr std::array<policy_info, 8> policies = {{
     {"FGD", policy_kind::fgd, "fragmentation gradient descent, Weng et al. ATC'23", 95.39, "fgd.yaml"},
     {"gpusched", policy_kind::gpusched, "gpusched FillAware: eventual hole waste + CPU stranding (ours)", 0.0, "gpusched.yaml"},
     {"gpusched-binding", policy_kind::gpusched_binding, "FillAware, CPU term by shape when the workload's CPU binds (ours)", 0.0, "gpusched-binding.yaml"},
+    {"gpusched-refill", policy_kind::gpusched_refill, "FillAwareBinding, hole refill chance scaled by the workload's sharing pods (ours)", 0.0, "gpusched-refill.yaml"},
 }};
 
 // Case-insensitive lookup by name.
@@ -108,6 +109,12 @@ decltype(auto) with_policy(policy_kind k, const std::shared_ptr<const typical_wo
     }
     case policy_kind::gpusched_binding: {
       const fill_aware_binding_scorer fill(*typical);
+      return f(make_profile(filter, scores(weighted{fill, 1}), fill));
+    }
+    case policy_kind::gpusched_refill: {
+      fill_aware_options o;
+      o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
+      const fill_aware_binding_scorer fill(*typical, o);
       return f(make_profile(filter, scores(weighted{fill, 1}), fill));
     }
     case policy_kind::fgd:
