@@ -53,6 +53,18 @@ TEST_CASE("extender/answers: names needing JSON escapes are written escaped, in 
   CHECK(p.body.find(R"({"Host":"gh\"ost","Score":0})") != std::string::npos);  // unknown: score 0
 }
 
+TEST_CASE("extender/answers: an extender that has no nodes yet answers every name as unknown") {
+  extender ext(config, "test.yaml");  // no list yet: the state was never built
+  const std::string body = R"({"Pod":)" + cpu_pod + R"(,"NodeNames":["a","b"]})";
+  const auto f = ext.filter(body);
+  CHECK(f.status == 200);
+  CHECK(f.body == R"({"Error":"","FailedNodes":{},"FailedAndUnresolvableNodes":{"a":"node 'a' is not in gpusched-extender's cache",)"
+                  R"("b":"node 'b' is not in gpusched-extender's cache"},"Nodes":null,"NodeNames":[]})");
+  const auto p = ext.prioritize(body);
+  CHECK(p.status == 200);
+  CHECK(p.body == R"([{"Host":"a","Score":0},{"Host":"b","Score":0}])");
+}
+
 TEST_CASE("extender/answers: names in any order, repeated or unknown, are answered in the request's order") {
   extender ext(config, "test.yaml");
   gpusched::extender::testing::seed_two_nodes(ext);

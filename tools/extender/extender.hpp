@@ -127,13 +127,13 @@ class extender {
   // Replaces the nodes (a list, or a re-list after 410 Gone); pods on unknown nodes hold nothing until
   // their node appears.
   void replace_nodes(std::vector<kube::kube_node> nodes) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     rebuild(std::move(nodes), st_.pods);
   }
   // Replaces the pods (a list or re-list): bound, non-terminal pods hold resources; pods the extender
   // bound itself that the API server does not show yet are kept.
   void replace_pods(const std::vector<kube::kube_pod>& pods) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     std::unordered_map<std::string, bound> kept;
     for (const auto& [uid, b] : st_.pods) {
       if (b.own_bind) kept.emplace(uid, b);
@@ -158,7 +158,7 @@ class extender {
       std::shared_lock lock(mu_);
       if (!changed()) return;
     }
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     if (!changed()) return;
     auto nodes = st_.nodes;
     for (const auto& n : ns) {
@@ -171,7 +171,7 @@ class extender {
     rebuild(std::move(nodes), st_.pods);
   }
   void remove_node(const std::string& name) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     const auto i = st_.cluster.find(name);
     if (!i) return;
     auto nodes = st_.nodes;
@@ -180,7 +180,7 @@ class extender {
   }
   // A pod seen by the watch: bound and running pods hold resources, terminal or deleted ones not.
   void pod_event(const kube::kube_pod& p, bool deleted) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     const auto it = st_.pods.find(p.uid);
     const bool holds = !deleted && !p.node_name.empty() && !p.terminal();
     if (it != st_.pods.end()) {
@@ -203,12 +203,12 @@ class extender {
   // fallback for fields the ModelJob leaves out and for ModelJobs not (yet) known. A change re-derives
   // the bound pods it owns and rebuilds the state (ModelJob changes are rare; a rebuild is one pass).
   void replace_modeljobs(std::unordered_map<std::string, kube::modeljob_fields> jobs) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     modeljobs_ = std::move(jobs);
     rederive_locked();
   }
   void modeljob_event(const std::string& key, const kube::modeljob_fields& f, bool deleted) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     if (deleted) {
       if (modeljobs_.erase(key) == 0) return;
     } else {
@@ -322,7 +322,7 @@ class extender {
         slots[s] = (h & 0xffffffff00000000ULL) | (static_cast<std::uint64_t>(i) + 1);
       }
     }
-    [[nodiscard]] std::size_t size() const noexcept { return at.size() - 1; }
+    [[nodiscard]] std::size_t size() const noexcept { return at.empty() ? 0 : at.size() - 1; }  // empty: never built
     [[nodiscard]] std::string_view name(node_index n) const noexcept {
       return std::string_view(text).substr(at[n], at[n + 1] - at[n]);
     }
@@ -432,6 +432,14 @@ class extender {
       std::swap(st_, fresh);
       throw;
     }
+  }
+
+  // The exclusive lock, for every change of the state or the ModelJobs: the change gets a new
+  // version, so that filter verdicts kept for prioritize (filter_memo) are not used across it.
+  std::unique_lock<std::shared_mutex> write_lock() {
+    std::unique_lock lock(mu_);
+    version_.fetch_add(1, std::memory_order_acq_rel);
+    return lock;
   }
 
   // --- profiles ---
@@ -611,6 +619,8 @@ class extender {
     std::vector<node_index> feasible;
     std::vector<std::size_t> feasible_cand;
     std::vector<reason> why;
+    std::vector<std::uint8_t> need;
+    std::string pod_text;  // the request's Pod, written canonically (filter_memo's key)
     std::vector<std::int64_t> raw, score_of;
 #ifdef GPUSCHED_EXTENDER_SIMDJSON
     std::string padded;                 // the body with simdjson's padding after it
@@ -747,8 +757,12 @@ class extender {
     if (!req.is_object()) throw invalid_argument_error("request body", "expected a JSON object");
     const kube::json_at root(req, "");
     const auto pod_at = root.at("Pod");
+    // The state version before the pod's ModelJob is applied: filter verdicts are kept and reused
+    // only when nothing (ModelJobs included) changed from here to the decision.
+    const std::uint64_t v0 = version_.load(std::memory_order_acquire);
     kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
     resolve(kp);
+    sc.pod_text = dump(pod_at.value());
 
     // Candidate nodes: full Node objects (nodeCacheCapable: false) or names (true).
     auto& cands = sc.cands;
@@ -817,16 +831,52 @@ class extender {
         }
         hint = n + 1;  // none + 1 is 0
       }
+      const bool same_state = version_.load(std::memory_order_acquire) == v0;
+      // Prioritize takes the verdicts filter found for this pod in this state.
+      auto& need = sc.need;  // candidates whose node still needs the checks
+      need.assign(m, 1);
+      if (scores && same_state) {
+        std::lock_guard memo_lock(memo_mu_);
+        if (memo_.version == v0 && memo_.pod == sc.pod_text) {
+          for (std::size_t i = 0; i < m; ++i) {
+            const node_index n = idx[i];
+            if (n != name_index::none && n < memo_.stamp.size() && memo_.stamp[n] == memo_.epoch) {
+              why[i] = memo_.why[n];
+              need[i] = 0;
+            }
+          }
+        }
+      }
       // The checks, one call per run of consecutive nodes (per node, the same as one call each).
       for (std::size_t i = 0; i < m;) {
-        if (idx[i] == name_index::none) {
+        if (idx[i] == name_index::none || need[i] == 0) {
           ++i;
           continue;
         }
         std::size_t j = i + 1;
-        while (j < m && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1) ++j;
+        while (j < m && need[j] != 0 && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1) ++j;
         prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
         i = j;
+      }
+      if (!scores && same_state) {
+        std::lock_guard memo_lock(memo_mu_);
+        if (memo_.version != v0 || memo_.pod != sc.pod_text) {
+          memo_.version = v0;
+          memo_.pod = sc.pod_text;
+          if (++memo_.epoch == 0) {  // after 2^32 pods: no old stamp may match
+            std::fill(memo_.stamp.begin(), memo_.stamp.end(), 0);
+            memo_.epoch = 1;
+          }
+        }
+        if (memo_.stamp.size() < st_.cluster.size()) {
+          memo_.stamp.resize(st_.cluster.size(), 0);
+          memo_.why.resize(st_.cluster.size(), reason::ok);
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+          if (idx[i] == name_index::none) continue;
+          memo_.why[idx[i]] = why[i];
+          memo_.stamp[idx[i]] = memo_.epoch;
+        }
       }
       for (std::size_t i = 0; i < m; ++i) {
         if (idx[i] != name_index::none && why[i] == reason::ok) {
@@ -998,7 +1048,7 @@ class extender {
     std::vector<std::string> uuids;  // the node's GPU UUIDs (HAMi's register annotation), when known
     std::int64_t device_mem_mib = 0;
     {
-      std::unique_lock lock(mu_);
+      auto lock = write_lock();
       if (st_.pods.contains(uid)) return fail("pod " + ns + "/" + name + " is already bound");
       const auto n = st_.cluster.find(node);
       if (!n) return fail("node '" + node + "' is not in gpusched-extender's cache");
@@ -1025,7 +1075,7 @@ class extender {
       }
       const std::string err = binder_(*kp, node, annotations);
       if (!err.empty()) {
-        std::unique_lock lock(mu_);
+        auto lock = write_lock();
         if (const auto it = st_.pods.find(uid); it != st_.pods.end() && it->second.own_bind) {
           if (it->second.reserved) st_.cluster.release(it->second.spec, it->second.where);
           st_.pods.erase(it);
@@ -1096,7 +1146,7 @@ class extender {
     json out = json::object();
     auto prof = borrow_profile();
     {
-      std::unique_lock lock(mu_);
+      auto lock = write_lock();
       for (const auto& p : props) {
         const auto n = st_.cluster.find(p.node);
         std::vector<std::string> victims;
@@ -1167,6 +1217,20 @@ class extender {
 
   mutable std::shared_mutex mu_;
   state st_;
+  std::atomic<std::uint64_t> version_{1};  // changed under the exclusive lock with every change
+
+  // The last filter's verdicts by node, for the prioritize call kube-scheduler sends next for the
+  // same pod (with the nodes filter passed): prioritize then runs the checks only on nodes filter
+  // did not see. Valid for one state version and one Pod object (its JSON text, written canonically).
+  struct filter_memo {
+    std::uint64_t version = 0;           // 0: nothing kept
+    std::string pod;
+    std::vector<reason> why;             // by node_index
+    std::vector<std::uint32_t> stamp;    // by node_index: == epoch where `why` is this memo's
+    std::uint32_t epoch = 0;
+  };
+  std::mutex memo_mu_;  // taken inside the state lock, never the other way round
+  filter_memo memo_;
   std::unordered_map<std::string, kube::modeljob_fields> modeljobs_;  // under mu_; outlives rebuilds
 
   mutable std::mutex pool_mu_;
