@@ -10,7 +10,9 @@
 #include <benchmark/benchmark.h>
 
 #if __has_include(<yaml-cpp/yaml.h>)
+#include <algorithm>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -47,18 +49,26 @@ struct fixture {
   extender ext;
   std::string body;
 
-  fixture(int nodes, int sent, bool simdjson = true) : ext(read_config(), "data/scheduler-config.yaml", reader(simdjson)) {
+  // shuffled: the names in a random order (fixed seed) instead of the state's, so that no lookup
+  // finds its node next to the previous one's and every name goes through the hash table.
+  fixture(int nodes, int sent, bool simdjson = true, bool shuffled = false)
+      : ext(read_config(), "data/scheduler-config.yaml", reader(simdjson)) {
     std::vector<gpusched::kube::kube_node> ns;
-    json names = json::array();
+    std::vector<std::string> sent_names;
     for (int i = 0; i < nodes; ++i) {
       gpusched::kube::kube_node n;
       n.spec.name = "node-" + std::to_string(i);
       n.spec.cpu_milli = 96000;
       n.spec.memory_mib = 786432;
       n.spec.add_gpus(8, "V100-SXM2-32GB", 32768);
-      if (i < sent) names.push_back(n.spec.name);
+      if (i < sent) sent_names.push_back(n.spec.name);
       ns.push_back(n);
     }
+    if (shuffled) {
+      std::mt19937 rng(42);
+      std::shuffle(sent_names.begin(), sent_names.end(), rng);
+    }
+    const json names = sent_names;
     ext.replace_nodes(std::move(ns));
     std::vector<gpusched::kube::kube_pod> running;
     for (int i = 0; i < nodes; i += 4) {
@@ -80,9 +90,10 @@ struct fixture {
   }
 };
 
-// Third argument: 1 = requests read by simdjson (when built with it), 0 = by nlohmann's reader alone.
+// Third argument: 1 = requests read by simdjson (when built with it), 0 = by nlohmann's reader alone;
+// fourth: 1 = names in a shuffled order (fixture).
 void BM_ExtenderFilter(benchmark::State& state) {
-  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), state.range(2) != 0);
+  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), state.range(2) != 0, state.range(3) != 0);
   for (auto _ : state) {
     auto a = f.ext.filter(f.body);
     auto b = f.ext.prioritize(f.body);
@@ -93,10 +104,12 @@ void BM_ExtenderFilter(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ExtenderFilter)
-    ->Args({5000, 5000, 1})
-    ->Args({5000, 5000, 0})
-    ->Args({5000, 500, 1})
-    ->Args({5000, 500, 0})
+    ->Args({5000, 5000, 1, 0})
+    ->Args({5000, 5000, 0, 0})
+    ->Args({5000, 500, 1, 0})
+    ->Args({5000, 500, 0, 0})
+    ->Args({5000, 5000, 1, 1})
+    ->Args({5000, 500, 1, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
@@ -125,13 +138,15 @@ void pin(int cpu, bool except) {
 // process's CPU time less the client thread's), and server_decisions_per_cpu_s = 1e6 / server_us is
 // what one core serving nothing else sustains.
 // Third argument: requests per connection (1000: gpusched-extender's setting; 5: cpp-httplib's
-// default); fourth: the reader as in BM_ExtenderFilter. 0 names: two GET /healthz instead of the
+// default); fourth: the reader as in BM_ExtenderFilter; fifth: shuffled names as there; sixth: the
+// client accepts gzip (kube-scheduler's does); seventh: the server compresses (--compress). 0 names: two GET /healthz instead of the
 // verbs, what the HTTP layer costs by itself.
 void BM_ExtenderLoopback(benchmark::State& state) {
-  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), state.range(3) != 0);
+  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), state.range(3) != 0, state.range(4) != 0);
   httplib::Server svr;
   gpusched::extender::http_options h;
   h.keep_alive_max_requests = static_cast<std::size_t>(state.range(2));
+  h.compress = state.range(6) != 0;
   gpusched::extender::serve(svr, f.ext, h);
   const int port = svr.bind_to_any_port("127.0.0.1");
   std::thread t([&] {
@@ -152,9 +167,11 @@ void BM_ExtenderLoopback(benchmark::State& state) {
     const double c0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     const double p0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
     const bool empty = state.range(1) == 0;  // two GET /healthz: the HTTP layer's own cost
+    // Sixth argument 1: the request accepts gzip, as kube-scheduler's Go client's do.
+    const httplib::Headers accept = state.range(5) != 0 ? httplib::Headers{{"Accept-Encoding", "gzip"}} : httplib::Headers{};
     for (auto _ : state) {
-      auto a = empty ? cli.Get("/healthz") : cli.Post("/filter", f.body, "application/json");
-      auto b = empty ? cli.Get("/healthz") : cli.Post("/prioritize", f.body, "application/json");
+      auto a = empty ? cli.Get("/healthz") : cli.Post("/filter", accept, f.body, "application/json");
+      auto b = empty ? cli.Get("/healthz") : cli.Post("/prioritize", accept, f.body, "application/json");
       if (!a || !b || a->status != 200 || b->status != 200) state.SkipWithError("request failed");
     }
     client_cpu = cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - c0;
@@ -170,11 +187,17 @@ void BM_ExtenderLoopback(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_ExtenderLoopback)
-    ->Args({5000, 5000, 1000, 1})
-    ->Args({5000, 5000, 5, 0})
-    ->Args({5000, 500, 1000, 1})
-    ->Args({5000, 500, 5, 0})
-    ->Args({5000, 0, 1000, 1})
+    ->Args({5000, 5000, 1000, 1, 0, 0, 0})
+    ->Args({5000, 5000, 5, 0, 0, 0, 0})
+    ->Args({5000, 500, 1000, 1, 0, 0, 0})
+    ->Args({5000, 500, 5, 0, 0, 0, 0})
+    ->Args({5000, 0, 1000, 1, 0, 0, 0})
+    ->Args({5000, 5000, 1000, 1, 1, 0, 0})
+    ->Args({5000, 500, 1000, 1, 1, 0, 0})
+    ->Args({5000, 5000, 1000, 1, 0, 1, 1})  // kube-scheduler's Accept-Encoding, server compressing (the base)
+    ->Args({5000, 5000, 1000, 1, 0, 1, 0})  // the same request, gzip off (gpusched-extender's default)
+    ->Args({5000, 500, 1000, 1, 0, 1, 1})
+    ->Args({5000, 500, 1000, 1, 0, 1, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 #endif

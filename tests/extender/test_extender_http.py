@@ -267,3 +267,29 @@ def test_clients_that_leave_before_the_answer_do_not_end_the_server(extender):
     ext.wait_for(lambda m: m[("gpusched_extender_requests_total", (("result", "ok"), ("verb", "filter")))] == 10)
     assert ext.request("GET", "/healthz") == (200, "ok")
     assert ext.proc.poll() is None
+
+
+def test_answers_are_uncompressed_unless_compress_is_given(extender):
+    """kube-scheduler's Go client sends "Accept-Encoding: gzip" (net/http's default); the answer's
+    bytes are the same JSON either way, gzipped only with --compress (RFC 1952: magic 1f 8b)."""
+    import gzip
+    import http.client
+    import json
+
+    body = json.dumps({"Pod": make_pod("p", "uid-p"), "NodeNames": ["n1", "n2"]}).encode()
+    answers = {}
+    for args in ((), ("--compress",)):
+        e = extender(*args)
+        conn = http.client.HTTPConnection("127.0.0.1", e.port, timeout=30)
+        conn.request("POST", "/prioritize", body=body, headers={"Content-Type": "application/json", "Accept-Encoding": "gzip"})
+        res = conn.getresponse()
+        raw = res.read()
+        conn.close()
+        assert res.status == 200
+        answers[args] = (res.getheader("Content-Encoding"), res.getheader("Content-Type"), raw)
+    plain_enc, plain_type, plain = answers[()]
+    gz_enc, gz_type, gz = answers[("--compress",)]
+    assert plain_enc is None and plain_type == "application/json; charset=utf-8"
+    assert json.loads(plain) == [{"Host": "n1", "Score": 0}, {"Host": "n2", "Score": 0}]  # no nodes known: 0 each
+    assert gz_enc == "gzip" and gz_type == "application/json" and gz[:2] == b"\x1f\x8b"
+    assert gzip.decompress(gz) == plain

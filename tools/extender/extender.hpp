@@ -127,13 +127,13 @@ class extender {
   // Replaces the nodes (a list, or a re-list after 410 Gone); pods on unknown nodes hold nothing until
   // their node appears.
   void replace_nodes(std::vector<kube::kube_node> nodes) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     rebuild(std::move(nodes), st_.pods);
   }
   // Replaces the pods (a list or re-list): bound, non-terminal pods hold resources; pods the extender
   // bound itself that the API server does not show yet are kept.
   void replace_pods(const std::vector<kube::kube_pod>& pods) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     std::unordered_map<std::string, bound> kept;
     for (const auto& [uid, b] : st_.pods) {
       if (b.own_bind) kept.emplace(uid, b);
@@ -158,7 +158,7 @@ class extender {
       std::shared_lock lock(mu_);
       if (!changed()) return;
     }
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     if (!changed()) return;
     auto nodes = st_.nodes;
     for (const auto& n : ns) {
@@ -171,7 +171,7 @@ class extender {
     rebuild(std::move(nodes), st_.pods);
   }
   void remove_node(const std::string& name) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     const auto i = st_.cluster.find(name);
     if (!i) return;
     auto nodes = st_.nodes;
@@ -180,7 +180,7 @@ class extender {
   }
   // A pod seen by the watch: bound and running pods hold resources, terminal or deleted ones not.
   void pod_event(const kube::kube_pod& p, bool deleted) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     const auto it = st_.pods.find(p.uid);
     const bool holds = !deleted && !p.node_name.empty() && !p.terminal();
     if (it != st_.pods.end()) {
@@ -203,12 +203,12 @@ class extender {
   // fallback for fields the ModelJob leaves out and for ModelJobs not (yet) known. A change re-derives
   // the bound pods it owns and rebuilds the state (ModelJob changes are rare; a rebuild is one pass).
   void replace_modeljobs(std::unordered_map<std::string, kube::modeljob_fields> jobs) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     modeljobs_ = std::move(jobs);
     rederive_locked();
   }
   void modeljob_event(const std::string& key, const kube::modeljob_fields& f, bool deleted) {
-    std::unique_lock lock(mu_);
+    auto lock = write_lock();
     if (deleted) {
       if (modeljobs_.erase(key) == 0) return;
     } else {
@@ -257,30 +257,92 @@ class extender {
   static std::string modeljob_key(const kube::kube_pod& p) {
     return p.owner_modeljob.empty() ? std::string() : p.namespace_ + "/" + p.owner_modeljob;
   }
-  // Node name -> node_index as one flat open-addressing table (linear probing, load <= 1/2), built
-  // with the state: a decision looks up every candidate name, and the cluster's unordered_map chases
-  // one heap node per lookup (a quarter of BM_ExtenderFilter/5000's time before this table).
+  // Node name -> node_index, built once per state (on every rebuild), with each name's JSON string
+  // form: a decision looks up every candidate name and writes most of them back.
+  //
+  // Lookups try the node after the previous candidate's first: kube-scheduler sends the names in the
+  // order of its node tree, which within a zone is the order the nodes were listed (the API server
+  // lists by name, as our list+watch does), split into chunks by its parallel filter; a hit costs one
+  // comparison with a name stored next to the last one. Otherwise a flat open-addressing table
+  // (linear probing, load <= 1/2) whose slots carry 32 bits of the hash beside the index, so a probe
+  // reads a name only when the hash agrees (the table of node indices alone missed the cache twice
+  // per lookup: the slot, then the cluster's name; a third of BM_ExtenderFilter/5000's time).
   struct name_index {
-    std::vector<std::uint32_t> slots;  // node_index + 1; 0: empty
+    std::string text;                 // every name, back to back
+    std::vector<std::uint32_t> at;    // node n's name: text[at[n], at[n + 1])
+    std::string quoted;               // every name as a JSON string ("..." with escapes), back to back
+    std::vector<std::uint32_t> qat;   // node n's: quoted[qat[n], qat[n + 1])
+    std::vector<std::uint64_t> slots; // (hash >> 32) << 32 | (node_index + 1); 0: empty
     std::size_t mask = 0;
+
+    static constexpr node_index none = static_cast<node_index>(-1);
+
+    // A 64-bit hash of 8-byte words (multiply-xorshift, the finaliser of splitmix64: Steele, Lea and
+    // Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014); names are short.
+    static std::uint64_t hash(std::string_view s) noexcept {
+      std::uint64_t h = 0x9e3779b97f4a7c15ULL ^ s.size();
+      std::size_t i = 0;
+      for (; i + 8 <= s.size(); i += 8) {
+        std::uint64_t w;
+        std::memcpy(&w, s.data() + i, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 31;
+      }
+      if (i < s.size()) {
+        std::uint64_t w = 0;
+        std::memcpy(&w, s.data() + i, s.size() - i);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 31;
+      }
+      h = (h ^ (h >> 30)) * 0x94d049bb133111ebULL;
+      return h ^ (h >> 31);
+    }
+
     void build(const cluster_t& c) {
+      const std::size_t n = c.size();
+      text.clear();
+      quoted.clear();
+      at.assign(1, 0);
+      qat.assign(1, 0);
+      for (node_index i = 0; i < n; ++i) {
+        text += c.name(i);
+        append_string(quoted, c.name(i));
+        if (text.size() > UINT32_MAX || quoted.size() > UINT32_MAX) throw invalid_argument_error("nodes", "names exceed 4 GiB");
+        at.push_back(static_cast<std::uint32_t>(text.size()));
+        qat.push_back(static_cast<std::uint32_t>(quoted.size()));
+      }
       std::size_t cap = 16;
-      while (cap < 2 * c.size()) cap *= 2;
+      while (cap < 2 * n) cap *= 2;
       slots.assign(cap, 0);
       mask = cap - 1;
-      for (node_index n = 0; n < c.size(); ++n) {
-        std::size_t i = std::hash<std::string_view>{}(c.name(n)) & mask;
-        while (slots[i] != 0) i = (i + 1) & mask;
-        slots[i] = static_cast<std::uint32_t>(n) + 1;
+      for (node_index i = 0; i < n; ++i) {
+        const std::uint64_t h = hash(name(i));
+        std::size_t s = h & mask;
+        while (slots[s] != 0) s = (s + 1) & mask;
+        slots[s] = (h & 0xffffffff00000000ULL) | (static_cast<std::uint64_t>(i) + 1);
       }
     }
-    [[nodiscard]] std::optional<node_index> find(const cluster_t& c, std::string_view name) const noexcept {
-      if (slots.empty()) return std::nullopt;
-      for (std::size_t i = std::hash<std::string_view>{}(name) & mask; slots[i] != 0; i = (i + 1) & mask) {
-        const node_index n = slots[i] - 1;
-        if (c.name(n) == name) return n;
+    [[nodiscard]] std::size_t size() const noexcept { return at.empty() ? 0 : at.size() - 1; }  // empty: never built
+    [[nodiscard]] std::string_view name(node_index n) const noexcept {
+      return std::string_view(text).substr(at[n], at[n + 1] - at[n]);
+    }
+    [[nodiscard]] std::string_view json_name(node_index n) const noexcept {
+      return std::string_view(quoted).substr(qat[n], qat[n + 1] - qat[n]);
+    }
+    // The node named `s`, or `none`; `hint` (any value) is tried first.
+    [[nodiscard]] node_index find(std::string_view s, node_index hint) const noexcept {
+      if (hint < size() && at[hint + 1] - at[hint] == s.size() && std::memcmp(text.data() + at[hint], s.data(), s.size()) == 0) {
+        return hint;
       }
-      return std::nullopt;
+      if (slots.empty()) return none;
+      const std::uint64_t h = hash(s);
+      const std::uint64_t tag = h & 0xffffffff00000000ULL;
+      for (std::size_t i = h & mask; slots[i] != 0; i = (i + 1) & mask) {
+        if ((slots[i] & 0xffffffff00000000ULL) != tag) continue;
+        const auto n = static_cast<node_index>((slots[i] & 0xffffffffULL) - 1);
+        if (name(n) == s) return n;
+      }
+      return none;
     }
   };
   struct state {
@@ -370,6 +432,14 @@ class extender {
       std::swap(st_, fresh);
       throw;
     }
+  }
+
+  // The exclusive lock, for every change of the state or the ModelJobs: the change gets a new
+  // version, so that filter verdicts kept for prioritize (filter_memo) are not used across it.
+  std::unique_lock<std::shared_mutex> write_lock() {
+    std::unique_lock lock(mu_);
+    version_.fetch_add(1, std::memory_order_acq_rel);
+    return lock;
   }
 
   // --- profiles ---
@@ -534,15 +604,23 @@ class extender {
     std::uint32_t error = 0;       // untranslatable node: 1 + its index in decision_scratch::errors
   };
   struct decision_scratch {
-    std::string arena;
+    std::string arena;  // the NodeNames elements read by nlohmann's reader
     std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
+    std::vector<std::string_view> names;  // the NodeNames elements (in `arena` or simdjson's buffer)
     std::vector<std::string> object_names;  // full-Node mode
     std::vector<candidate> cands;
     std::vector<std::string> errors;  // full-Node mode: why a node is untranslatable
-    std::vector<std::pair<std::string_view, std::string>> unresolvable;
+    std::vector<node_index> idx;      // each candidate's node, or name_index::none
+    std::vector<std::string_view> qnames;  // each candidate's name as a JSON string
+    std::vector<std::size_t> unknown;      // candidates that are not nodes of the state
+    std::vector<std::size_t> extra_at;
+    std::string extra;                     // the unknown names as JSON strings (prioritize)
+    std::string failed, unresolvable;      // the filter answer's FailedNodes and FailedAndUnresolvableNodes members
     std::vector<node_index> feasible;
     std::vector<std::size_t> feasible_cand;
     std::vector<reason> why;
+    std::vector<std::uint8_t> need;
+    std::string pod_text;  // the request's Pod, written canonically (filter_memo's key)
     std::vector<std::int64_t> raw, score_of;
 #ifdef GPUSCHED_EXTENDER_SIMDJSON
     std::string padded;                 // the body with simdjson's padding after it
@@ -560,6 +638,13 @@ class extender {
   // nlohmann reads (a UTF-8 byte order mark, integers beyond 64 bits, nesting deeper than 1,024),
   // and those take the nlohmann path. tests/extender/test_extender_fastjson.cpp compares the two.
   static bool read_simdjson(std::string_view body, json& req, decision_scratch& sc) {
+    // The buffers of a very large earlier body are not kept by the thread (the parser's grow to the
+    // largest seen); dropped here, not after that request, whose names pointed into them.
+    constexpr std::size_t keep = std::size_t{8} << 20;
+    if (sc.padded.capacity() > keep && body.size() + simdjson::SIMDJSON_PADDING <= keep) {
+      std::string().swap(sc.padded);
+      sc.parser = simdjson::dom::parser();
+    }
     sc.padded.resize(body.size() + simdjson::SIMDJSON_PADDING);
     std::memcpy(sc.padded.data(), body.data(), body.size());
     simdjson::dom::element root{};
@@ -570,29 +655,19 @@ class extender {
     for (const auto field : top) {
       simdjson::dom::array names{};
       if (field.key == "NodeNames" && field.value.get(names) == simdjson::SUCCESS) {
-        sc.arena.clear();  // a repeated key: the last one wins, as in request_reader
-        sc.spans.clear();
+        sc.names.clear();  // a repeated key: the last one wins, as in request_reader
         for (const auto e : names) {
-          std::string_view name;
+          std::string_view name;  // in the parser's string buffer, kept until the next request
           if (e.get(name) != simdjson::SUCCESS) {
-            throw invalid_argument_error("NodeNames[" + std::to_string(sc.spans.size()) + "]",
+            throw invalid_argument_error("NodeNames[" + std::to_string(sc.names.size()) + "]",
                                          std::string("expected a string, got ") + sax_type_name(e));
           }
-          if (sc.arena.size() + name.size() > UINT32_MAX) {
-            throw invalid_argument_error("NodeNames[" + std::to_string(sc.spans.size()) + "]", "too long");
-          }
-          sc.spans.emplace_back(static_cast<std::uint32_t>(sc.arena.size()), static_cast<std::uint32_t>(name.size()));
-          sc.arena += name;
+          sc.names.push_back(name);
         }
         req["NodeNames"] = json::array();
         continue;
       }
       req[std::string(field.key)] = to_json(field.value);
-    }
-    // A very large body is not kept by the thread (the parser's buffers grow to the largest seen).
-    if (sc.padded.capacity() > (std::size_t{8} << 20)) {
-      std::string().swap(sc.padded);
-      sc.parser = simdjson::dom::parser();
     }
     return true;
   }
@@ -664,8 +739,7 @@ class extender {
     static thread_local decision_scratch sc;
     check_size(body);
     json req;
-    sc.arena.clear();
-    sc.spans.clear();
+    sc.names.clear();
     bool read = false;
 #ifdef GPUSCHED_EXTENDER_SIMDJSON
     if (opts_.simdjson) read = read_simdjson(body, req, sc);
@@ -673,16 +747,22 @@ class extender {
 #endif
     if (!read) {
       req = json();
+      sc.names.clear();
       sc.arena.clear();
       sc.spans.clear();
       request_reader reader(req, sc.arena, sc.spans);
       json::sax_parse(body.begin(), body.end(), &reader);  // throws json::parse_error with the byte position
+      for (const auto& [off, len] : sc.spans) sc.names.push_back(std::string_view(sc.arena).substr(off, len));
     }
     if (!req.is_object()) throw invalid_argument_error("request body", "expected a JSON object");
     const kube::json_at root(req, "");
     const auto pod_at = root.at("Pod");
+    // The state version before the pod's ModelJob is applied: filter verdicts are kept and reused
+    // only when nothing (ModelJobs included) changed from here to the decision.
+    const std::uint64_t v0 = version_.load(std::memory_order_acquire);
     kube::kube_pod kp = kube::translate_pod(pod_at.value(), nullptr, "Pod");
     resolve(kp);
+    sc.pod_text = dump(pod_at.value());
 
     // Candidate nodes: full Node objects (nodeCacheCapable: false) or names (true).
     auto& cands = sc.cands;
@@ -712,49 +792,110 @@ class extender {
       upsert_nodes(translated);
     } else if (names_at) {
       if (!names_at->value().is_array()) names_at->fail("expected an array, got " + std::string(names_at->value().type_name()));
-      cands.reserve(sc.spans.size());
-      for (const auto& [off, len] : sc.spans) cands.push_back(candidate{std::string_view(sc.arena).substr(off, len), nullptr, 0});
+      cands.reserve(sc.names.size());
+      for (const std::string_view name : sc.names) cands.push_back(candidate{name, nullptr, 0});
     } else {
       throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
     }
     remember_pending(kp);  // only a request read in full is remembered for its bind
 
-    auto& unresolvable = sc.unresolvable;
+    const std::size_t m = cands.size();
+    auto& idx = sc.idx;
+    auto& why = sc.why;
+    auto& qnames = sc.qnames;
     auto& feasible = sc.feasible;
     auto& feasible_cand = sc.feasible_cand;
-    auto& why = sc.why;
-    unresolvable.clear();
+    idx.resize(m);
+    why.assign(m, reason::ok);
+    qnames.resize(m);
     feasible.clear();
     feasible_cand.clear();
-    why.assign(cands.size(), reason::ok);
+    sc.unknown.clear();
+    sc.extra.clear();
+    sc.failed.clear();
+    sc.unresolvable.clear();
     auto prof = borrow_profile();
     std::string out;
     {
       std::shared_lock lock(mu_);
-      feasible.reserve(cands.size());
-      for (std::size_t i = 0; i < cands.size(); ++i) {
-        auto& c = cands[i];
-        if (c.error != 0) {
-          unresolvable.emplace_back(c.name, sc.errors[c.error - 1]);
-          if (!scores) metrics_.unresolvable_node();
-          continue;
-        }
-        const auto n = st_.by_name.find(st_.cluster, c.name);
-        if (!n) {
-          unresolvable.emplace_back(c.name, "node '" + std::string(c.name) + "' is not in gpusched-extender's cache");
-          if (!scores) metrics_.unresolvable_node();
-          continue;
-        }
-        reason r = reason::ok;
-        prof->filter(st_.cluster, kp.spec, *n, 1, &r);
-        if (r == reason::ok) {
-          feasible.push_back(*n);
-          feasible_cand.push_back(i);
+      const name_index& names = st_.by_name;
+      // Names to nodes, each tried first as the successor of the previous one's node.
+      node_index hint = 0;
+      for (std::size_t i = 0; i < m; ++i) {
+        const node_index n = cands[i].error != 0 ? name_index::none : names.find(cands[i].name, hint);
+        idx[i] = n;
+        if (n == name_index::none) {
+          sc.unknown.push_back(i);
         } else {
-          why[i] = r;
+          qnames[i] = names.json_name(n);
+        }
+        hint = n + 1;  // none + 1 is 0
+      }
+      const bool same_state = version_.load(std::memory_order_acquire) == v0;
+      // Prioritize takes the verdicts filter found for this pod in this state.
+      auto& need = sc.need;  // candidates whose node still needs the checks
+      need.assign(m, 1);
+      if (scores && same_state) {
+        std::lock_guard memo_lock(memo_mu_);
+        if (memo_.version == v0 && memo_.pod == sc.pod_text) {
+          for (std::size_t i = 0; i < m; ++i) {
+            const node_index n = idx[i];
+            if (n != name_index::none && n < memo_.stamp.size() && memo_.stamp[n] == memo_.epoch) {
+              why[i] = memo_.why[n];
+              need[i] = 0;
+            }
+          }
+        }
+      }
+      // The checks, one call per run of consecutive nodes (per node, the same as one call each).
+      for (std::size_t i = 0; i < m;) {
+        if (idx[i] == name_index::none || need[i] == 0) {
+          ++i;
+          continue;
+        }
+        std::size_t j = i + 1;
+        while (j < m && need[j] != 0 && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1) ++j;
+        prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
+        i = j;
+      }
+      if (!scores && same_state) {
+        std::lock_guard memo_lock(memo_mu_);
+        if (memo_.version != v0 || memo_.pod != sc.pod_text) {
+          memo_.version = v0;
+          memo_.pod = sc.pod_text;
+          if (++memo_.epoch == 0) {  // after 2^32 pods: no old stamp may match
+            std::fill(memo_.stamp.begin(), memo_.stamp.end(), 0);
+            memo_.epoch = 1;
+          }
+        }
+        if (memo_.stamp.size() < st_.cluster.size()) {
+          memo_.stamp.resize(st_.cluster.size(), 0);
+          memo_.why.resize(st_.cluster.size(), reason::ok);
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+          if (idx[i] == name_index::none) continue;
+          memo_.why[idx[i]] = why[i];
+          memo_.stamp[idx[i]] = memo_.epoch;
+        }
+      }
+      for (std::size_t i = 0; i < m; ++i) {
+        if (idx[i] != name_index::none && why[i] == reason::ok) {
+          feasible.push_back(idx[i]);
+          feasible_cand.push_back(i);
         }
       }
       if (scores) {
+        // Names not in the state are answered with score 0, quoted here.
+        for (const std::size_t i : sc.unknown) {
+          const std::size_t at = sc.extra.size();
+          append_string(sc.extra, cands[i].name);
+          sc.extra_at.push_back(at);
+        }
+        for (std::size_t u = 0; u < sc.unknown.size(); ++u) {
+          const std::size_t end = u + 1 < sc.unknown.size() ? sc.extra_at[u + 1] : sc.extra.size();
+          qnames[sc.unknown[u]] = std::string_view(sc.extra).substr(sc.extra_at[u], end - sc.extra_at[u]);
+        }
+        sc.extra_at.clear();
         const std::size_t k = prof->score_plugin_count();
         auto& raw = sc.raw;
         raw.assign(k * feasible.size(), 0);
@@ -762,74 +903,95 @@ class extender {
         std::int64_t wsum = 0;
         for (std::size_t s = 0; s < k; ++s) wsum += prof->score_plugin_weight(s);
         auto& score_of = sc.score_of;
-        score_of.assign(cands.size(), 0);
+        score_of.assign(m, 0);
         for (std::size_t j = 0; j < feasible.size(); ++j) {
           std::int64_t total = 0;
           for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
           score_of[feasible_cand[j]] = extender_score(total, wsum);
         }
-        // HostPriorityList, written directly (a json tree of 5,000 entries costs more than the decision),
-        // a few appends per node: the text after each name is one of eleven.
+        // HostPriorityList, written into a buffer sized first (the text after each name is one of eleven).
+        static constexpr std::string_view host = R"({"Host":)";
         static constexpr std::array<std::string_view, 11> score_tail = {
             R"(,"Score":0})", R"(,"Score":1})", R"(,"Score":2})", R"(,"Score":3})", R"(,"Score":4})", R"(,"Score":5})",
             R"(,"Score":6})", R"(,"Score":7})", R"(,"Score":8})", R"(,"Score":9})", R"(,"Score":10})"};
-        out.reserve(cands.size() * (cands.empty() ? 0 : cands[0].name.size() + 24) + 2);
-        out += '[';
-        for (std::size_t i = 0; i < cands.size(); ++i) {
-          out.append(i ? R"(,{"Host":)" : R"({"Host":)");
-          append_string(out, cands[i].name);
-          out.append(score_tail[static_cast<std::size_t>(score_of[i])]);
+        std::size_t size = 2 + (m == 0 ? 0 : m - 1);
+        for (std::size_t i = 0; i < m; ++i) size += host.size() + qnames[i].size() + score_tail[static_cast<std::size_t>(score_of[i])].size();
+        out.resize(size);
+        char* p = out.data();
+        *p++ = '[';
+        for (std::size_t i = 0; i < m; ++i) {
+          if (i != 0) *p++ = ',';
+          p = put(p, host);
+          p = put(p, qnames[i]);
+          p = put(p, score_tail[static_cast<std::size_t>(score_of[i])]);
         }
-        out += ']';
+        *p++ = ']';
+      } else {
+        // ExtenderFilterResult. FailedAndUnresolvableNodes lists the unknown or untranslatable nodes
+        // first, then those failing for a reason evicting pods cannot cure.
+        std::string& unres = sc.unresolvable;
+        std::string& failed = sc.failed;
+        for (const std::size_t i : sc.unknown) {
+          if (!unres.empty()) unres += ',';
+          append_string(unres, cands[i].name);
+          unres += ':';
+          if (cands[i].error != 0) {
+            append_string(unres, sc.errors[cands[i].error - 1]);
+          } else {
+            append_string(unres, "node '" + std::string(cands[i].name) + "' is not in gpusched-extender's cache");
+          }
+          metrics_.unresolvable_node();
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+          if (why[i] == reason::ok) continue;
+          metrics_.rejection(why[i]);
+          std::string& to = unresolvable_reason(why[i]) ? unres : failed;
+          if (!to.empty()) to += ',';
+          to += qnames[i];
+          to += ':';
+          append_string(to, to_string(why[i]));
+        }
+        static constexpr std::string_view head = R"({"Error":"","FailedNodes":{)";
+        static constexpr std::string_view mid = R"(},"FailedAndUnresolvableNodes":{)";
+        static constexpr std::string_view by_name = R"(},"Nodes":null,"NodeNames":[)";
+        std::string objects;
+        std::size_t size = head.size() + failed.size() + mid.size() + unres.size();
+        if (nodes_at) {
+          json passed = json::array();
+          for (const std::size_t i : feasible_cand) passed.push_back(*cands[i].object);
+          objects = R"(},"NodeNames":null,"Nodes":)" + dump(json{{"metadata", json::object()}, {"items", std::move(passed)}}) + "}";
+          size += objects.size();
+        } else {
+          size += by_name.size() + 2 + (feasible.empty() ? 0 : feasible.size() - 1);
+          for (const std::size_t i : feasible_cand) size += qnames[i].size();
+        }
+        out.resize(size);
+        char* p = out.data();
+        p = put(p, head);
+        p = put(p, failed);
+        p = put(p, mid);
+        p = put(p, unres);
+        if (nodes_at) {
+          p = put(p, objects);
+        } else {
+          p = put(p, by_name);
+          bool first = true;
+          for (const std::size_t i : feasible_cand) {
+            if (!first) *p++ = ',';
+            first = false;
+            p = put(p, qnames[i]);
+          }
+          *p++ = ']';
+          *p++ = '}';
+        }
       }
     }
     release_profile(std::move(prof));
-    if (scores) return {200, std::move(out)};
-
-    // ExtenderFilterResult, written directly as above.
-    out.reserve(cands.size() * 48 + 128);
-    out += "{\"Error\":\"\",\"FailedNodes\":{";
-    bool first = true;
-    for (std::size_t i = 0; i < cands.size(); ++i) {
-      if (why[i] == reason::ok) continue;
-      metrics_.rejection(why[i]);
-      if (unresolvable_reason(why[i])) {
-        unresolvable.emplace_back(cands[i].name, std::string(to_string(why[i])));
-        continue;
-      }
-      if (!first) out += ',';
-      first = false;
-      append_string(out, cands[i].name);
-      out += ':';
-      append_string(out, to_string(why[i]));
-    }
-    out += "},\"FailedAndUnresolvableNodes\":{";
-    first = true;
-    for (const auto& [name, text] : unresolvable) {
-      if (!first) out += ',';
-      first = false;
-      append_string(out, name);
-      out += ':';
-      append_string(out, text);
-    }
-    out += '}';
-    if (nodes_at) {
-      json passed = json::array();
-      for (const std::size_t i : feasible_cand) passed.push_back(*cands[i].object);
-      out += ",\"NodeNames\":null,\"Nodes\":";
-      out += dump(json{{"metadata", json::object()}, {"items", std::move(passed)}});
-    } else {
-      out += ",\"Nodes\":null,\"NodeNames\":[";
-      first = true;
-      for (const std::size_t i : feasible_cand) {
-        if (!first) out += ',';
-        first = false;
-        append_string(out, cands[i].name);
-      }
-      out += ']';
-    }
-    out += '}';
     return {200, std::move(out)};
+  }
+  static char* put(char* p, std::string_view s) noexcept {
+    std::memcpy(p, s.data(), s.size());
+    return p + s.size();
   }
 
   // Appends s as a JSON string; plain names are copied, anything needing escapes goes through json.
@@ -886,7 +1048,7 @@ class extender {
     std::vector<std::string> uuids;  // the node's GPU UUIDs (HAMi's register annotation), when known
     std::int64_t device_mem_mib = 0;
     {
-      std::unique_lock lock(mu_);
+      auto lock = write_lock();
       if (st_.pods.contains(uid)) return fail("pod " + ns + "/" + name + " is already bound");
       const auto n = st_.cluster.find(node);
       if (!n) return fail("node '" + node + "' is not in gpusched-extender's cache");
@@ -913,7 +1075,7 @@ class extender {
       }
       const std::string err = binder_(*kp, node, annotations);
       if (!err.empty()) {
-        std::unique_lock lock(mu_);
+        auto lock = write_lock();
         if (const auto it = st_.pods.find(uid); it != st_.pods.end() && it->second.own_bind) {
           if (it->second.reserved) st_.cluster.release(it->second.spec, it->second.where);
           st_.pods.erase(it);
@@ -984,7 +1146,7 @@ class extender {
     json out = json::object();
     auto prof = borrow_profile();
     {
-      std::unique_lock lock(mu_);
+      auto lock = write_lock();
       for (const auto& p : props) {
         const auto n = st_.cluster.find(p.node);
         std::vector<std::string> victims;
@@ -1055,6 +1217,20 @@ class extender {
 
   mutable std::shared_mutex mu_;
   state st_;
+  std::atomic<std::uint64_t> version_{1};  // changed under the exclusive lock with every change
+
+  // The last filter's verdicts by node, for the prioritize call kube-scheduler sends next for the
+  // same pod (with the nodes filter passed): prioritize then runs the checks only on nodes filter
+  // did not see. Valid for one state version and one Pod object (its JSON text, written canonically).
+  struct filter_memo {
+    std::uint64_t version = 0;           // 0: nothing kept
+    std::string pod;
+    std::vector<reason> why;             // by node_index
+    std::vector<std::uint32_t> stamp;    // by node_index: == epoch where `why` is this memo's
+    std::uint32_t epoch = 0;
+  };
+  std::mutex memo_mu_;  // taken inside the state lock, never the other way round
+  filter_memo memo_;
   std::unordered_map<std::string, kube::modeljob_fields> modeljobs_;  // under mu_; outlives rebuilds
 
   mutable std::mutex pool_mu_;

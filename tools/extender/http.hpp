@@ -20,6 +20,13 @@ struct http_options {
   // and a thread-pool hand-over each time). A bound still frees a thread now and then for
   // connections queued behind busy ones (one thread serves one connection until it closes).
   std::size_t keep_alive_max_requests = 1000;
+  // gzip answers to clients that accept it. kube-scheduler's Go client asks for gzip on every request
+  // (net/http's Transport sends "Accept-Encoding: gzip" unless DisableCompression, which
+  // kube-scheduler's extender transport leaves off), and cpp-httplib then compresses every
+  // application/json answer: at 5,000 names that is most of a decision's CPU time
+  // (docs/benchmarks.md, "Extender at 5,000 names per request"). Off: answers go out as they are,
+  // labelled "application/json; charset=utf-8", a type cpp-httplib does not compress.
+  bool compress = false;
 };
 
 // Registers the verbs, /healthz and /metrics on svr and sets its options. The request body of a
@@ -35,8 +42,9 @@ inline void serve(httplib::Server& svr, extender& ext, const http_options& h) {
   // connection fell to about 15 per second.
   svr.set_tcp_nodelay(true);
   svr.set_keep_alive_max_count(h.keep_alive_max_requests);
-  auto verb = [&ext](answer (extender::*fn)(std::string_view)) {
-    return [&ext, fn](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
+  const char* const json_type = h.compress ? "application/json" : "application/json; charset=utf-8";
+  auto verb = [&ext, json_type](answer (extender::*fn)(std::string_view)) {
+    return [&ext, fn, json_type](const httplib::Request& req, httplib::Response& res, const httplib::ContentReader& read) {
       thread_local std::string body;
       body.clear();
       const auto keep = [](const char* data, std::size_t n) {
@@ -54,7 +62,7 @@ inline void serve(httplib::Server& svr, extender& ext, const http_options& h) {
       if (body.capacity() > (std::size_t{4} << 20)) std::string().swap(body);  // a huge body is not kept
       res.status = a.status;
       res.body = std::move(a.body);
-      res.set_header("Content-Type", "application/json");
+      res.set_header("Content-Type", json_type);
     };
   };
   svr.Post("/filter", verb(&extender::filter));

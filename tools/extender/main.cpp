@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
   app.add_option("--keep-alive-requests", h.keep_alive_max_requests, "requests served on one connection before it is closed")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
+  app.add_flag("--compress", h.compress, "gzip answers to clients that accept it (costs CPU; for slow links)");
   CLI11_PARSE(app, argc, argv);
 
   const auto colon = listen.rfind(':');
