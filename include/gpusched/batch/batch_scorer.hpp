@@ -477,6 +477,13 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
 
   template <std::uint32_t L>
   [[gnu::always_inline]] void block_totals_impl(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (fused<L>) {
+      fused_totals<L>(s.cargs.data(), s.sargs.data(), block, node0, count, s.block_total.data(), stride, s.block_feasible.data(),
+                      s.block_max.data());
+      return;
+    }
+#endif
     bool any = false;
     for (std::uint32_t b = 0; b < block; ++b) {
       std::int32_t* mask = s.block_mask.data() + std::size_t{b} * stride;
@@ -552,6 +559,71 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
 #endif
   static constexpr bool any_scalar_scorer = ((!lane_scorer<S>) || ... || false);
 
+#if GPUSCHED_BATCH_SIMD
+  // Profiles whose checks and scorers all have lane forms filter and score in one pass.
+  template <std::uint32_t L>
+  static constexpr bool fused = L > 1 && !any_scalar_scorer && (HasFitsLanes<K, L> && ... && true);
+
+  // Pods ca[0..block) / sa[0..block) against nodes [node0, node0 + count): for each L nodes, every
+  // pod's checks (lane forms, combined into a mask in registers) and scores, so that the nodes'
+  // data is read once from memory for the whole block and no mask buffer is written or read.
+  // total[b * total_stride + i] = pod b's weighted total of node node0 + i, or -1 where it does not
+  // fit; feasible[b] and best[b] its count of fitting nodes and highest total (-1: none).
+  template <std::uint32_t L>
+  [[gnu::always_inline]] void fused_totals(const check_args* ca, const score_args* sa, std::uint32_t block, std::uint32_t node0,
+                                           std::uint32_t count, std::int32_t* total, std::size_t total_stride,
+                                           std::uint32_t* feasible, std::int32_t* best) const noexcept {
+    using V = typename simd<L>::f64;
+    using I32 = typename simd<L>::i32;
+    I32 vbest[max_block], vfeas[max_block];
+    V wv[scorer_count > 0 ? scorer_count : 1];  // the weights, splatted once (not reloaded per step)
+    for (std::size_t k = 0; k < scorer_count; ++k) wv[k] = V{} + static_cast<double>(weights_[k]);
+    (void)wv;
+    for (std::uint32_t b = 0; b < block; ++b) {
+      vbest[b] = I32{} - 1;
+      vfeas[b] = I32{};
+    }
+    std::uint32_t i = 0;
+    for (; i + L <= count; i += L) {
+      const std::uint32_t n = node0 + i;
+      for (std::uint32_t b = 0; b < block; ++b) {
+        I32 fits = I32{} - 1;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((fits &= batch_plugin<K>::template fits_lanes<L>(std::get<I>(check_views_), std::get<I>(ca[b]), n)), ...);
+        }(std::index_sequence_for<K...>{});
+        V acc{};
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((acc += wv[I] * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa[b]), n)), ...);
+        }(std::index_sequence_for<S...>{});
+        const I32 t = fits != 0 ? __builtin_convertvector(acc, I32) : I32{} - 1;
+        store_lanes(total + b * total_stride + i, t);
+        vbest[b] = vbest[b] > t ? vbest[b] : t;
+        vfeas[b] -= fits;
+      }
+    }
+    for (std::uint32_t b = 0; b < block; ++b) {
+      std::int32_t m = -1, f = 0;
+      for (std::uint32_t l = 0; l < L; ++l) {
+        m = std::max(m, vbest[b][l]);
+        f += vfeas[b][l];
+      }
+      std::int32_t* row = total + b * total_stride;
+      for (std::uint32_t j = i; j < count; ++j) {
+        const bool fit = pair_fits(ca[b], node0 + j);
+        double acc = 0.0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((acc += weights_[I] * static_cast<double>(batch_plugin<S>::score(std::get<I>(score_views_), std::get<I>(sa[b]), node0 + j))), ...);
+        }(std::index_sequence_for<S...>{});
+        row[j] = fit ? static_cast<std::int32_t>(acc) : -1;
+        m = std::max(m, row[j]);
+        f += fit ? 1 : 0;
+      }
+      feasible[b] = static_cast<std::uint32_t>(f);
+      best[b] = m;
+    }
+  }
+#endif
+
   // One pod against one tile: s.total[i] = the weighted total of node node0 + i, or -1 where it
   // does not fit; returns how many fit and sets tile_max. All scorers are summed in one pass over
   // the tile (simd_lanes nodes at a time where a scorer has a lane form), in doubles holding
@@ -580,6 +652,13 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   template <std::uint32_t L>
   [[gnu::always_inline]] std::uint32_t tile_totals_impl(const check_args& ca, const score_args& sa, std::uint32_t node0, std::uint32_t count,
                                                         scratch& s, std::int32_t& tile_max) const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (fused<L>) {
+      std::uint32_t feasible = 0;
+      fused_totals<L>(&ca, &sa, 1, node0, count, s.total.data(), 0, &feasible, &tile_max);
+      return feasible;
+    }
+#endif
     std::int32_t* __restrict mask = s.mask.data();
     std::int32_t* __restrict total = s.total.data();
     const std::uint32_t feasible = tile_mask(ca, node0, count, mask);
