@@ -114,6 +114,7 @@ struct batch_plugin<gpu_check> {
     const I32 want = I32{} + a.gpu_milli, want_mem = I32{} + a.gpu_mem;
     I32 unfit{};  // minus the number of devices on which the request does not fit
     if (a.allowed == ~std::uint64_t{0}) {
+#pragma GCC unroll 8
       for (std::int32_t g = 0; g < v.slots; ++g) {
         const std::size_t k = static_cast<std::size_t>(g) * v.stride + n;
         unfit += (want > load_lanes(v.milli_free + k, lanes_tag<L>{})) | (want_mem > load_lanes(v.mem_free + k, lanes_tag<L>{}));
