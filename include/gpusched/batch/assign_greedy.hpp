@@ -329,8 +329,15 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
     return v;
   };
 
+  // Waiting pods per class: a class none of whose pods waits never reads its row again, so a
+  // placement does not re-score it.
+  std::vector<std::uint32_t> alive(out.class_rows ? rep.size() : 0);
   while (!waiting.empty()) {
     ++out.rounds;
+    if (out.class_rows) {
+      std::fill(alive.begin(), alive.end(), 0U);
+      for (std::uint32_t p : waiting) ++alive[class_of[p]];
+    }
     // Pods without a candidate: rank again where nodes outside the cache may fit; else unplaceable.
     rescans.clear();
     for (std::uint32_t p : waiting) {
@@ -378,12 +385,14 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
       out.bindings[p] = b;
       out.score[p] = choice.score;
       out.order.push_back(p);
-      if (out.class_rows) {  // only the touched node is re-scored, once per class
+      if (out.class_rows) {  // only the touched node is re-scored, once per class that still waits
+        --alive[class_of[p]];
         for (std::size_t c = 0; c < rep.size(); ++c) {
+          if (alive[c] == 0) continue;
           engine.score_nodes(cargs[rep[c]], sargs[rep[c]], std::span<const node_index>(&choice.node, 1),
                              rows.data() + c * n_nodes + choice.node);
+          ++out.rescored_pairs;
         }
-        out.rescored_pairs += rep.size();
       }
       if (opts.one_per_round) break;
     }
@@ -407,6 +416,9 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
         }
         detail::cache_drop(cache[p], taken);
         for (std::size_t j = 0; j < touched.size(); ++j) {
+          // A total below the bound's ranks below it whatever its tie key: cache_update would drop
+          // it; skip the key's hash (most touched nodes fall here).
+          if (sc[j] < 0 || sc[j] < cache[p].bound.score) continue;
           detail::cache_update(cache[p], candidate{sc[j], touched[j], tie_key(seed, keys[p], touched[j])});
         }
       }
