@@ -795,7 +795,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
                   std::uint32_t count, std::int32_t tile_max, std::uint64_t pod_key) const noexcept {
     const std::int32_t floor = size == k ? list[k - 1].score : 0;
     if (tile_max < 0 || tile_max < floor) return;
-    merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key);
+    // For k = 1 only the tile's highest total can be the best: nodes below it are not hashed.
+    merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key, k == 1 ? tile_max : 0);
   }
 
   // The run-time SIMD width (runtime_simd_lanes: the CPU's widest, capped by GPUSCHED_SIMD),
