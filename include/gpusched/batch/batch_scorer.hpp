@@ -143,10 +143,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     begin_call(pods);
     if (k == 0) throw invalid_argument_error("top_k.k", "must be >= 1");
     out.reset(pods.size(), k);
-    const std::size_t blocks = (pods.size() + opts_.pod_block - 1) / opts_.pod_block;
-    pool_->run(blocks, [&](std::size_t block, unsigned worker) {
-      const std::size_t first = block * opts_.pod_block;
-      const std::size_t last = std::min(pods.size(), first + opts_.pod_block);
+    const std::size_t group = group_pods(pods.size());
+    pool_->run((pods.size() + group - 1) / group, [&](std::size_t task, unsigned worker) {
+      const std::size_t first = task * group;
+      const std::size_t last = std::min(pods.size(), first + group);
       score_block(pods, first, last, scratch_[worker], [&](std::size_t pod, std::uint32_t node0, std::uint32_t count,
                                                            const std::int32_t* total, std::uint32_t feasible, std::int32_t tile_max) {
         out.feasible_count(pod) += feasible;
@@ -160,10 +160,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   void scores(const pod_table& pods, score_matrix& out) {
     begin_call(pods);
     out.resize(static_cast<Eigen::Index>(pods.size()), static_cast<Eigen::Index>(size_));
-    const std::size_t blocks = (pods.size() + opts_.pod_block - 1) / opts_.pod_block;
-    pool_->run(blocks, [&](std::size_t block, unsigned worker) {
-      const std::size_t first = block * opts_.pod_block;
-      const std::size_t last = std::min(pods.size(), first + opts_.pod_block);
+    const std::size_t group = group_pods(pods.size());
+    pool_->run((pods.size() + group - 1) / group, [&](std::size_t task, unsigned worker) {
+      const std::size_t first = task * group;
+      const std::size_t last = std::min(pods.size(), first + group);
       score_block(pods, first, last, scratch_[worker], [&](std::size_t pod, std::uint32_t node0, std::uint32_t count,
                                                            const std::int32_t* total, std::uint32_t, std::int32_t) {
         std::copy(total, total + count, &out(static_cast<Eigen::Index>(pod), static_cast<Eigen::Index>(node0)));
@@ -280,8 +280,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   struct scratch {
     std::vector<std::int32_t> mask, total, raw;  // tile buffers; raw: per pod and normalising scorer, a row
     std::vector<double> extra;                   // a tile of the scorers without a lane form
-    std::vector<check_args> cargs;
-    std::vector<score_args> sargs;
+    std::vector<check_args> cargs, group_cargs;  // a block's; a task's group of blocks
+    std::vector<score_args> sargs, group_sargs;
     std::vector<std::int32_t> row_mask;
     std::vector<std::int32_t> block_mask, block_total;  // per pod of a block, `stride` apart
     std::vector<double> block_extra;
@@ -300,6 +300,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       row_mask.assign(row, 0);
       cargs.resize(block);
       sargs.resize(block);
+      group_cargs.resize(block * max_group_blocks);
+      group_sargs.resize(block * max_group_blocks);
     }
   };
 
@@ -428,25 +430,41 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
 
   // Scores pods [first, last) against every node, tile by tile, and hands each pod's tile of
   // totals to `sink(pod, node0, count, totals, feasible)`.
+  // Pods [first, last) are up to max_group_blocks blocks: each tile is scored for all of them in
+  // turn while it is in cache (L2), so a large table is read from memory once per group rather
+  // than once per block. Each pod still sees the tiles in order, so results do not depend on it.
   template <class Sink>
   void score_block(const pod_table& pods, std::size_t first, std::size_t last, scratch& s, Sink&& sink) const {
     for (std::size_t p = first; p < last; ++p) {
-      s.cargs[p - first] = make_check_args(pods, p);
-      s.sargs[p - first] = make_score_args(pods, p);
+      s.group_cargs[p - first] = make_check_args(pods, p);
+      s.group_sargs[p - first] = make_score_args(pods, p);
     }
     if constexpr (normalizes) {
-      for (std::size_t p = first; p < last; ++p) score_normalized(s.cargs[p - first], s.sargs[p - first], s, p, sink);
+      for (std::size_t p = first; p < last; ++p) score_normalized(s.group_cargs[p - first], s.group_sargs[p - first], s, p, sink);
     } else {
       const auto n = static_cast<std::uint32_t>(size_);
-      const auto block = static_cast<std::uint32_t>(last - first);
       for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
         const std::uint32_t count = std::min(opts_.node_tile, n - node0);
-        block_totals(s, block, node0, count);
-        for (std::uint32_t b = 0; b < block; ++b) {
-          sink(first + b, node0, count, s.block_total.data() + std::size_t{b} * stride, s.block_feasible[b], s.block_max[b]);
+        for (std::size_t b0 = first; b0 < last; b0 += opts_.pod_block) {
+          const auto block = static_cast<std::uint32_t>(std::min<std::size_t>(opts_.pod_block, last - b0));
+          std::copy_n(s.group_cargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.cargs.begin());
+          std::copy_n(s.group_sargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.sargs.begin());
+          block_totals(s, block, node0, count);
+          for (std::uint32_t b = 0; b < block; ++b) {
+            sink(b0 + b, node0, count, s.block_total.data() + std::size_t{b} * stride, s.block_feasible[b], s.block_max[b]);
+          }
         }
       }
     }
+  }
+
+  // Pods per task of top_k / scores: up to max_group_blocks blocks, fewer while that would leave
+  // under two tasks per thread.
+  static constexpr std::size_t max_group_blocks = 4;
+  [[nodiscard]] std::size_t group_pods(std::size_t pods) const noexcept {
+    const std::size_t blocks = (pods + opts_.pod_block - 1) / opts_.pod_block;
+    const std::size_t g = std::clamp<std::size_t>(blocks / (2 * std::size_t{pool_->size()}), 1, max_group_blocks);
+    return g * opts_.pod_block;
   }
 
   static constexpr std::size_t stride = max_tile + 16;  // per pod in the block buffers
