@@ -188,6 +188,7 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
   std::vector<std::vector<std::uint32_t>> counts(engine.threads());
   std::vector<std::vector<candidate>> tie_scratch(engine.threads());
   std::vector<std::vector<std::int32_t>> own_rows(engine.threads());
+  std::vector<std::vector<std::int32_t>> chunk_max(engine.threads());
   // Ranks all nodes for pod p again: its cache becomes its best (doubling its size each time).
   // With class rows, the class's nodes above its k-th best total and those at it are found once
   // (class_pick) and each pod only orders those by its own tie keys.
@@ -200,23 +201,68 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
   auto pick_class = [&](std::size_t cl, unsigned worker) {
     class_pick& cp = picks[cl];
     const std::int32_t* row = rows.data() + cl * n_nodes;
+    // One vectorised pass: each chunk's highest total, the highest, and the feasible count.
+    constexpr std::size_t chunk = 32;
+    auto& cmax = chunk_max[worker];
+    cmax.resize((n_nodes + chunk - 1) / chunk);
     std::int32_t high = -1;
-    for (std::size_t n = 0; n < n_nodes; ++n) high = std::max(high, row[n]);
-    auto& hist = counts[worker];
-    hist.assign(static_cast<std::size_t>(std::max(high, 0)) + 1, 0);
-    cp.feasible = 0;
-    for (std::size_t n = 0; n < n_nodes; ++n) {
-      if (row[n] >= 0) ++hist[static_cast<std::size_t>(row[n])];
+    std::uint32_t feasible = 0;
+    for (std::size_t c = 0; c < cmax.size(); ++c) {
+      const std::int32_t* r = row + c * chunk;
+      std::int32_t m = -1;
+      std::uint32_t f = 0;
+      if ((c + 1) * chunk <= n_nodes) {
+        for (std::size_t j = 0; j < chunk; ++j) {  // a constant trip count, so that it vectorises
+          m = std::max(m, r[j]);
+          f += r[j] >= 0 ? 1U : 0U;
+        }
+      } else {
+        for (std::size_t j = 0; j < n_nodes - c * chunk; ++j) {
+          m = std::max(m, r[j]);
+          f += r[j] >= 0 ? 1U : 0U;
+        }
+      }
+      cmax[c] = m;
+      high = std::max(high, m);
+      feasible += f;
     }
-    for (std::uint32_t h : hist) cp.feasible += h;
+    cp.feasible = feasible;
+    // The k-th best total is at least `low`, the need-th highest chunk maximum (that many chunks
+    // hold a node at or above it), so only the chunks reaching `low` are counted, and only their
+    // totals from `low` up (0 when there are fewer chunks than needed).
+    auto& hist = counts[worker];
+    std::int32_t low = 0;
+    if (need[cl] <= cmax.size() && high > 0) {
+      hist.assign(static_cast<std::size_t>(high) + 1, 0);
+      for (std::int32_t m : cmax) {
+        if (m >= 0) ++hist[static_cast<std::size_t>(m)];
+      }
+      std::uint32_t chunks = 0;
+      low = high;
+      while (low > 0 && chunks + hist[static_cast<std::size_t>(low)] < need[cl]) chunks += hist[static_cast<std::size_t>(low--)];
+    }
+    hist.assign(static_cast<std::size_t>(std::max(high, 0) - low) + 1, 0);
+    for (std::size_t c = 0; c < cmax.size(); ++c) {
+      if (cmax[c] < low) continue;
+      for (std::size_t n = c * chunk; n < std::min(n_nodes, (c + 1) * chunk); ++n) {
+        if (row[n] >= low) ++hist[static_cast<std::size_t>(row[n] - low)];
+      }
+    }
+    // The highest total that `need` nodes reach (at least low; 0 at the lowest, as select_top_k).
     std::int32_t threshold = std::max(high, 0);
     std::uint32_t above = 0;
-    while (threshold > 0 && above + hist[static_cast<std::size_t>(threshold)] < need[cl]) above += hist[static_cast<std::size_t>(threshold--)];
+    while (threshold > low && above + hist[static_cast<std::size_t>(threshold - low)] < need[cl]) {
+      above += hist[static_cast<std::size_t>(threshold-- - low)];
+    }
     cp.above.clear();
     cp.at.clear();
-    for (std::size_t n = 0; n < n_nodes; ++n) {
-      if (row[n] > threshold) cp.above.push_back(static_cast<node_index>(n));
-      else if (row[n] == threshold) cp.at.push_back(static_cast<node_index>(n));
+    // Chunks whose highest total is below the threshold (most of them) are skipped.
+    for (std::size_t c = 0; c < cmax.size(); ++c) {
+      if (cmax[c] < threshold) continue;
+      for (std::size_t n = c * chunk; n < std::min(n_nodes, (c + 1) * chunk); ++n) {
+        if (row[n] > threshold) cp.above.push_back(static_cast<node_index>(n));
+        else if (row[n] == threshold) cp.at.push_back(static_cast<node_index>(n));
+      }
     }
     cp.k = need[cl];
   };
@@ -283,8 +329,15 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
     return v;
   };
 
+  // Waiting pods per class: a class none of whose pods waits never reads its row again, so a
+  // placement does not re-score it.
+  std::vector<std::uint32_t> alive(out.class_rows ? rep.size() : 0);
   while (!waiting.empty()) {
     ++out.rounds;
+    if (out.class_rows) {
+      std::fill(alive.begin(), alive.end(), 0U);
+      for (std::uint32_t p : waiting) ++alive[class_of[p]];
+    }
     // Pods without a candidate: rank again where nodes outside the cache may fit; else unplaceable.
     rescans.clear();
     for (std::uint32_t p : waiting) {
@@ -332,12 +385,14 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
       out.bindings[p] = b;
       out.score[p] = choice.score;
       out.order.push_back(p);
-      if (out.class_rows) {  // only the touched node is re-scored, once per class
+      if (out.class_rows) {  // only the touched node is re-scored, once per class that still waits
+        --alive[class_of[p]];
         for (std::size_t c = 0; c < rep.size(); ++c) {
+          if (alive[c] == 0) continue;
           engine.score_nodes(cargs[rep[c]], sargs[rep[c]], std::span<const node_index>(&choice.node, 1),
                              rows.data() + c * n_nodes + choice.node);
+          ++out.rescored_pairs;
         }
-        out.rescored_pairs += rep.size();
       }
       if (opts.one_per_round) break;
     }
@@ -361,6 +416,9 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
         }
         detail::cache_drop(cache[p], taken);
         for (std::size_t j = 0; j < touched.size(); ++j) {
+          // A total below the bound's ranks below it whatever its tie key: cache_update would drop
+          // it; skip the key's hash (most touched nodes fall here).
+          if (sc[j] < 0 || sc[j] < cache[p].bound.score) continue;
           detail::cache_update(cache[p], candidate{sc[j], touched[j], tie_key(seed, keys[p], touched[j])});
         }
       }

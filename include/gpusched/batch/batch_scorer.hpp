@@ -143,10 +143,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     begin_call(pods);
     if (k == 0) throw invalid_argument_error("top_k.k", "must be >= 1");
     out.reset(pods.size(), k);
-    const std::size_t blocks = (pods.size() + opts_.pod_block - 1) / opts_.pod_block;
-    pool_->run(blocks, [&](std::size_t block, unsigned worker) {
-      const std::size_t first = block * opts_.pod_block;
-      const std::size_t last = std::min(pods.size(), first + opts_.pod_block);
+    const std::size_t group = group_pods(pods.size());
+    pool_->run((pods.size() + group - 1) / group, [&](std::size_t task, unsigned worker) {
+      const std::size_t first = task * group;
+      const std::size_t last = std::min(pods.size(), first + group);
       score_block(pods, first, last, scratch_[worker], [&](std::size_t pod, std::uint32_t node0, std::uint32_t count,
                                                            const std::int32_t* total, std::uint32_t feasible, std::int32_t tile_max) {
         out.feasible_count(pod) += feasible;
@@ -160,10 +160,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   void scores(const pod_table& pods, score_matrix& out) {
     begin_call(pods);
     out.resize(static_cast<Eigen::Index>(pods.size()), static_cast<Eigen::Index>(size_));
-    const std::size_t blocks = (pods.size() + opts_.pod_block - 1) / opts_.pod_block;
-    pool_->run(blocks, [&](std::size_t block, unsigned worker) {
-      const std::size_t first = block * opts_.pod_block;
-      const std::size_t last = std::min(pods.size(), first + opts_.pod_block);
+    const std::size_t group = group_pods(pods.size());
+    pool_->run((pods.size() + group - 1) / group, [&](std::size_t task, unsigned worker) {
+      const std::size_t first = task * group;
+      const std::size_t last = std::min(pods.size(), first + group);
       score_block(pods, first, last, scratch_[worker], [&](std::size_t pod, std::uint32_t node0, std::uint32_t count,
                                                            const std::int32_t* total, std::uint32_t, std::int32_t) {
         std::copy(total, total + count, &out(static_cast<Eigen::Index>(pod), static_cast<Eigen::Index>(node0)));
@@ -280,8 +280,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   struct scratch {
     std::vector<std::int32_t> mask, total, raw;  // tile buffers; raw: per pod and normalising scorer, a row
     std::vector<double> extra;                   // a tile of the scorers without a lane form
-    std::vector<check_args> cargs;
-    std::vector<score_args> sargs;
+    std::vector<check_args> cargs, group_cargs;  // a block's; a task's group of blocks
+    std::vector<score_args> sargs, group_sargs;
     std::vector<std::int32_t> row_mask;
     std::vector<std::int32_t> block_mask, block_total;  // per pod of a block, `stride` apart
     std::vector<double> block_extra;
@@ -300,6 +300,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       row_mask.assign(row, 0);
       cargs.resize(block);
       sargs.resize(block);
+      group_cargs.resize(block * max_group_blocks);
+      group_sargs.resize(block * max_group_blocks);
     }
   };
 
@@ -428,25 +430,41 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
 
   // Scores pods [first, last) against every node, tile by tile, and hands each pod's tile of
   // totals to `sink(pod, node0, count, totals, feasible)`.
+  // Pods [first, last) are up to max_group_blocks blocks: each tile is scored for all of them in
+  // turn while it is in cache (L2), so a large table is read from memory once per group rather
+  // than once per block. Each pod still sees the tiles in order, so results do not depend on it.
   template <class Sink>
   void score_block(const pod_table& pods, std::size_t first, std::size_t last, scratch& s, Sink&& sink) const {
     for (std::size_t p = first; p < last; ++p) {
-      s.cargs[p - first] = make_check_args(pods, p);
-      s.sargs[p - first] = make_score_args(pods, p);
+      s.group_cargs[p - first] = make_check_args(pods, p);
+      s.group_sargs[p - first] = make_score_args(pods, p);
     }
     if constexpr (normalizes) {
-      for (std::size_t p = first; p < last; ++p) score_normalized(s.cargs[p - first], s.sargs[p - first], s, p, sink);
+      for (std::size_t p = first; p < last; ++p) score_normalized(s.group_cargs[p - first], s.group_sargs[p - first], s, p, sink);
     } else {
       const auto n = static_cast<std::uint32_t>(size_);
-      const auto block = static_cast<std::uint32_t>(last - first);
       for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
         const std::uint32_t count = std::min(opts_.node_tile, n - node0);
-        block_totals(s, block, node0, count);
-        for (std::uint32_t b = 0; b < block; ++b) {
-          sink(first + b, node0, count, s.block_total.data() + std::size_t{b} * stride, s.block_feasible[b], s.block_max[b]);
+        for (std::size_t b0 = first; b0 < last; b0 += opts_.pod_block) {
+          const auto block = static_cast<std::uint32_t>(std::min<std::size_t>(opts_.pod_block, last - b0));
+          std::copy_n(s.group_cargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.cargs.begin());
+          std::copy_n(s.group_sargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.sargs.begin());
+          block_totals(s, block, node0, count);
+          for (std::uint32_t b = 0; b < block; ++b) {
+            sink(b0 + b, node0, count, s.block_total.data() + std::size_t{b} * stride, s.block_feasible[b], s.block_max[b]);
+          }
         }
       }
     }
+  }
+
+  // Pods per task of top_k / scores: up to max_group_blocks blocks, fewer while that would leave
+  // under two tasks per thread.
+  static constexpr std::size_t max_group_blocks = 4;
+  [[nodiscard]] std::size_t group_pods(std::size_t pods) const noexcept {
+    const std::size_t blocks = (pods + opts_.pod_block - 1) / opts_.pod_block;
+    const std::size_t g = std::clamp<std::size_t>(blocks / (2 * std::size_t{pool_->size()}), 1, max_group_blocks);
+    return g * opts_.pod_block;
   }
 
   static constexpr std::size_t stride = max_tile + 16;  // per pod in the block buffers
@@ -477,6 +495,13 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
 
   template <std::uint32_t L>
   [[gnu::always_inline]] void block_totals_impl(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (fused<L>) {
+      fused_totals<L>(s.cargs.data(), s.sargs.data(), block, node0, count, s.block_total.data(), stride, s.block_feasible.data(),
+                      s.block_max.data());
+      return;
+    }
+#endif
     bool any = false;
     for (std::uint32_t b = 0; b < block; ++b) {
       std::int32_t* mask = s.block_mask.data() + std::size_t{b} * stride;
@@ -552,6 +577,71 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
 #endif
   static constexpr bool any_scalar_scorer = ((!lane_scorer<S>) || ... || false);
 
+#if GPUSCHED_BATCH_SIMD
+  // Profiles whose checks and scorers all have lane forms filter and score in one pass.
+  template <std::uint32_t L>
+  static constexpr bool fused = L > 1 && !any_scalar_scorer && (HasFitsLanes<K, L> && ... && true);
+
+  // Pods ca[0..block) / sa[0..block) against nodes [node0, node0 + count): for each L nodes, every
+  // pod's checks (lane forms, combined into a mask in registers) and scores, so that the nodes'
+  // data is read once from memory for the whole block and no mask buffer is written or read.
+  // total[b * total_stride + i] = pod b's weighted total of node node0 + i, or -1 where it does not
+  // fit; feasible[b] and best[b] its count of fitting nodes and highest total (-1: none).
+  template <std::uint32_t L>
+  [[gnu::always_inline]] void fused_totals(const check_args* ca, const score_args* sa, std::uint32_t block, std::uint32_t node0,
+                                           std::uint32_t count, std::int32_t* total, std::size_t total_stride,
+                                           std::uint32_t* feasible, std::int32_t* best) const noexcept {
+    using V = typename simd<L>::f64;
+    using I32 = typename simd<L>::i32;
+    I32 vbest[max_block], vfeas[max_block];
+    V wv[scorer_count > 0 ? scorer_count : 1];  // the weights, splatted once (not reloaded per step)
+    for (std::size_t k = 0; k < scorer_count; ++k) wv[k] = V{} + static_cast<double>(weights_[k]);
+    (void)wv;
+    for (std::uint32_t b = 0; b < block; ++b) {
+      vbest[b] = I32{} - 1;
+      vfeas[b] = I32{};
+    }
+    std::uint32_t i = 0;
+    for (; i + L <= count; i += L) {
+      const std::uint32_t n = node0 + i;
+      for (std::uint32_t b = 0; b < block; ++b) {
+        I32 fits = I32{} - 1;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((fits &= batch_plugin<K>::template fits_lanes<L>(std::get<I>(check_views_), std::get<I>(ca[b]), n)), ...);
+        }(std::index_sequence_for<K...>{});
+        V acc{};
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((acc += wv[I] * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa[b]), n)), ...);
+        }(std::index_sequence_for<S...>{});
+        const I32 t = fits != 0 ? __builtin_convertvector(acc, I32) : I32{} - 1;
+        store_lanes(total + b * total_stride + i, t);
+        vbest[b] = vbest[b] > t ? vbest[b] : t;
+        vfeas[b] -= fits;
+      }
+    }
+    for (std::uint32_t b = 0; b < block; ++b) {
+      std::int32_t m = -1, f = 0;
+      for (std::uint32_t l = 0; l < L; ++l) {
+        m = std::max(m, vbest[b][l]);
+        f += vfeas[b][l];
+      }
+      std::int32_t* row = total + b * total_stride;
+      for (std::uint32_t j = i; j < count; ++j) {
+        const bool fit = pair_fits(ca[b], node0 + j);
+        double acc = 0.0;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((acc += weights_[I] * static_cast<double>(batch_plugin<S>::score(std::get<I>(score_views_), std::get<I>(sa[b]), node0 + j))), ...);
+        }(std::index_sequence_for<S...>{});
+        row[j] = fit ? static_cast<std::int32_t>(acc) : -1;
+        m = std::max(m, row[j]);
+        f += fit ? 1 : 0;
+      }
+      feasible[b] = static_cast<std::uint32_t>(f);
+      best[b] = m;
+    }
+  }
+#endif
+
   // One pod against one tile: s.total[i] = the weighted total of node node0 + i, or -1 where it
   // does not fit; returns how many fit and sets tile_max. All scorers are summed in one pass over
   // the tile (simd_lanes nodes at a time where a scorer has a lane form), in doubles holding
@@ -580,6 +670,13 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   template <std::uint32_t L>
   [[gnu::always_inline]] std::uint32_t tile_totals_impl(const check_args& ca, const score_args& sa, std::uint32_t node0, std::uint32_t count,
                                                         scratch& s, std::int32_t& tile_max) const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (fused<L>) {
+      std::uint32_t feasible = 0;
+      fused_totals<L>(&ca, &sa, 1, node0, count, s.total.data(), 0, &feasible, &tile_max);
+      return feasible;
+    }
+#endif
     std::int32_t* __restrict mask = s.mask.data();
     std::int32_t* __restrict total = s.total.data();
     const std::uint32_t feasible = tile_mask(ca, node0, count, mask);
@@ -716,7 +813,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
                   std::uint32_t count, std::int32_t tile_max, std::uint64_t pod_key) const noexcept {
     const std::int32_t floor = size == k ? list[k - 1].score : 0;
     if (tile_max < 0 || tile_max < floor) return;
-    merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key);
+    // For k = 1 only the tile's highest total can be the best: nodes below it are not hashed.
+    merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key, k == 1 ? tile_max : 0);
   }
 
   // The run-time SIMD width (runtime_simd_lanes: the CPU's widest, capped by GPUSCHED_SIMD),

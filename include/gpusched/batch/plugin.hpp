@@ -23,6 +23,8 @@
 //   optional CPU fast paths over a tile of nodes [first, first + count):
 //            static void fits_tile(const node_view&, const pod_args&, std::uint32_t first,
 //                                  std::uint32_t count, std::int32_t* mask);   mask[i] &= fits
+//            template <std::uint32_t L> static simd<L>::i32 fits_lanes(const node_view&, const pod_args&,
+//                                  std::uint32_t n);   L nodes from n: -1 where fits, else 0
 //
 // The foundation plugins are specialised in batch/checks.hpp and batch/scorers.hpp, FGD in
 // batch/fgd_plugin.hpp; a new plugin (a host's own) adds its specialisation next to it and
@@ -104,5 +106,11 @@ concept HasLaneScore = requires(const typename batch_plugin<P>::node_view& v, co
 template <class P>
 concept HasFitsTile = requires(const typename batch_plugin<P>::node_view& v, const typename batch_plugin<P>::pod_args& a,
                                std::uint32_t n, std::int32_t* mask) { batch_plugin<P>::fits_tile(v, a, n, n, mask); };
+
+// A lane form of a check (CPU engine, batch/simd.hpp): with one for every check of a profile whose
+// scorers all have lane forms, the engine filters and scores in one pass over the nodes.
+template <class P, std::uint32_t L>
+concept HasFitsLanes = requires(const typename batch_plugin<P>::node_view& v, const typename batch_plugin<P>::pod_args& a,
+                                std::uint32_t n) { batch_plugin<P>::template fits_lanes<L>(v, a, n); };
 
 }  // namespace gpusched::batch

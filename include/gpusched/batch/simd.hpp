@@ -152,6 +152,7 @@ struct simd;
     using i32 = std::int32_t __attribute__((vector_size(4 * (L))));                                    \
     using f64_u = double __attribute__((vector_size(8 * (L)), aligned(alignof(double))));              \
     using u64_u = std::uint64_t __attribute__((vector_size(8 * (L)), aligned(alignof(std::uint64_t)))); \
+    using i64_u = std::int64_t __attribute__((vector_size(8 * (L)), aligned(alignof(std::int64_t))));   \
     using i32_u = std::int32_t __attribute__((vector_size(4 * (L)), aligned(alignof(std::int32_t))));   \
   };
 GPUSCHED_BATCH_SIMD_TYPES(2)
@@ -194,6 +195,9 @@ using simd_int32 = simd<simd_lanes>::i32;
   }                                                                                                          \
   [[gnu::always_inline]] inline simd<L>::i32 load_lanes(const std::int32_t* p, lanes_tag<L>) noexcept {       \
     return *reinterpret_cast<const simd<L>::i32_u*>(p);                                                      \
+  }                                                                                                          \
+  [[gnu::always_inline]] inline simd<L>::i64 load_lanes(const std::int64_t* p, lanes_tag<L>) noexcept {       \
+    return *reinterpret_cast<const simd<L>::i64_u*>(p);                                                      \
   }                                                                                                          \
   [[gnu::always_inline]] inline void store_lanes(std::int32_t* p, simd<L>::i32 v) noexcept {                  \
     *reinterpret_cast<simd<L>::i32_u*>(p) = v;                                                               \

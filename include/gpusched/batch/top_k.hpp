@@ -39,10 +39,16 @@ GPUSCHED_HD void top_k_insert(candidate* list, std::uint32_t k, std::uint32_t& s
 }
 
 // Folds totals[0..count) of nodes node0.. (-1: does not fit) into list[0..size) (best first, at
-// most k). Runs of nodes below the list's floor are skipped with a vectorised max.
+// most k). Runs of nodes below the list's floor are skipped with a vectorised max. `at_least`: a
+// total below it cannot enter the list (the caller knows; e.g. for k = 1, the tile's highest).
 inline void merge_candidates(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total,
-                             std::uint32_t node0, std::uint32_t count, std::uint64_t seed, std::uint64_t pod_key) noexcept {
-  std::int32_t floor = size == k ? list[k - 1].score : 0;
+                             std::uint32_t node0, std::uint32_t count, std::uint64_t seed, std::uint64_t pod_key,
+                             std::int32_t at_least = 0) noexcept {
+  auto floor_of = [&] {
+    const std::int32_t f = size == k ? list[k - 1].score : 0;
+    return f > at_least ? f : at_least;
+  };
+  std::int32_t floor = floor_of();
   constexpr std::uint32_t chunk = 32;
   for (std::uint32_t c0 = 0; c0 < count; c0 += chunk) {
     const std::uint32_t c1 = count - c0 < chunk ? count : c0 + chunk;
@@ -53,7 +59,7 @@ inline void merge_candidates(candidate* list, std::uint32_t k, std::uint32_t& si
       if (total[i] < floor) continue;
       const std::uint32_t node = node0 + i;
       top_k_insert(list, k, size, candidate{total[i], node, tie_key(seed, pod_key, node)});
-      floor = size == k ? list[k - 1].score : 0;
+      floor = floor_of();
     }
   }
 }
