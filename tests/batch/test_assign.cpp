@@ -215,3 +215,17 @@ TEST_CASE("batch.assign_min_cost_flow: every placement fits (random workloads)")
     CHECK(f.placed() > 0);
   }
 }
+
+TEST_CASE("batch.assign_greedy: a cluster with no nodes leaves every pod unplaced") {
+  const in_memory_cluster c;
+  const std::vector<pod> pods{make_pod("a").cpu(1000).gpus(1), make_pod("b").cpu(1000).gpus(1)};
+  batch::node_table t(c);
+  batch::pod_table pt(pods, t);
+  auto engine = batch::make_batch_scorer(make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{least_allocated{}, 1})));
+  engine.prepare(t);
+  for (const bool one_per_round : {false, true}) {
+    const batch::assignment a = batch::assign_greedy(engine, t, pods, pt, {2, one_per_round});
+    CHECK(a.node == std::vector<std::int32_t>{batch::assignment::unplaced, batch::assignment::unplaced});
+    CHECK(a.placed() == 0);
+  }
+}

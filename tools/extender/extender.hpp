@@ -812,6 +812,7 @@ class extender {
     feasible_cand.clear();
     sc.unknown.clear();
     sc.extra.clear();
+    sc.extra_at.clear();  // also cleared after use; here too, in case that use threw
     sc.failed.clear();
     sc.unresolvable.clear();
     auto prof = borrow_profile();

@@ -277,7 +277,7 @@ assignment assign_greedy(batch_scorer<Profile>& engine, node_table& nodes, std::
       auto& all = tie_scratch[worker];
       all.clear();
       for (node_index n : cp.above) all.push_back(candidate{row[n], n, tie_key(seed, keys[p], n)});
-      if (row[cp.at.empty() ? 0 : cp.at.front()] >= 0) {
+      if (!cp.at.empty() && row[cp.at.front()] >= 0) {  // reads no score when no node is at the threshold
         for (node_index n : cp.at) all.push_back(candidate{row[n], n, tie_key(seed, keys[p], n)});
       }
       auto order = [](const candidate& a, const candidate& b) { return better(a, b); };
