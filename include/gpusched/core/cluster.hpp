@@ -73,10 +73,7 @@ template <class C> auto call_release(C& c, const pod& p, const binding& b) -> de
 // when the probe succeeds and the exact call does not, cluster_traits<C> stops the build with a
 // static_assert naming the hook, the expected signature and docs/concepts.md.
 namespace hook_probe {
-struct any_arg {
-  template <class T>
-  operator T() const;  // NOLINT(google-explicit-constructor): declared only, used in unevaluated probes
-};
+using probe::any_arg;  // core/node_constraints.hpp
 void node_name() = delete;
 void node_load() = delete;
 void model_replicas() = delete;

@@ -226,7 +226,7 @@ class in_memory_cluster {
         ++it->replicas;
       }
     }
-    if (named != nullptr) apply_named(*named, p, +1);
+    if (named != nullptr) named->count(p, +1);
     apply(b, +1);
   }
 
@@ -258,7 +258,7 @@ class in_memory_cluster {
       }
       if (--it->replicas == 0) ms.erase(it);  // erase does not throw for a trivially copyable element
     }
-    if (named != nullptr) apply_named(*named, p, -1);
+    if (named != nullptr) named->count(p, -1);
     apply(b, -1);
   }
 
@@ -328,16 +328,6 @@ class in_memory_cluster {
       if (slot == nullptr || slot->requested < q.amount) {
         throw invalid_argument_error("pod '" + p.name + "'.scalars", "gives back more " + std::string(q.name.str()) + " than node '" +
                                                                        names_[b.node] + "' has requested: it was not reserved");
-      }
-    }
-  }
-  static void apply_named(named_resources_state& s, const pod& p, int sign) noexcept {
-    if (s.allowed_pods != no_pod_limit) s.pod_count += sign;
-    if (p.cpu_milli == 0) s.zero_cpu_pods += sign;
-    if (p.memory_mib == 0) s.zero_memory_pods += sign;
-    for (const named_quantity& q : p.scalars) {
-      for (auto& slot : s.scalars) {
-        if (slot.name == q.name) slot.requested += sign * q.amount;
       }
     }
   }

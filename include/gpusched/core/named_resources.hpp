@@ -97,6 +97,20 @@ struct named_resources_state {
   }
   // fit.go: len(nodeInfo.Pods)+1 > allowedPodNumber.
   [[nodiscard]] bool too_many_pods() const noexcept { return allowed_pods != no_pod_limit && pod_count + 1 > allowed_pods; }
+  // A pod bound (sign +1) or released (-1): it counts against `pods`, against the non-zero request
+  // defaults when it requests no CPU / memory, and its named amounts against the node's. Pod is
+  // gpusched::pod (a template only because core/pod.hpp includes this header).
+  template <class Pod>
+  void count(const Pod& p, int sign) noexcept {
+    if (allowed_pods != no_pod_limit) pod_count += sign;
+    if (p.cpu_milli == 0) zero_cpu_pods += sign;
+    if (p.memory_mib == 0) zero_memory_pods += sign;
+    for (const named_quantity& q : p.scalars) {
+      for (scalar& slot : scalars) {
+        if (slot.name == q.name) slot.requested += sign * q.amount;
+      }
+    }
+  }
   friend bool operator==(const named_resources_state&, const named_resources_state&) = default;
 };
 
@@ -126,10 +140,7 @@ auto call_node_named_resources(const C& c, node_index n) -> decltype(node_named_
 }  // namespace adl
 
 namespace named_probe {
-struct any_arg {
-  template <class T>
-  operator T() const;  // NOLINT(google-explicit-constructor): declared only, used in unevaluated probes
-};
+using probe::any_arg;  // core/node_constraints.hpp
 void node_named_resources() = delete;
 template <class C>
 concept named = requires(C& c, any_arg a) { node_named_resources(c, a); } ||

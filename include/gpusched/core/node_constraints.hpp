@@ -395,13 +395,20 @@ template <class C> auto call_node_taints(const C& c, node_index n) -> decltype(n
 template <class C> auto call_node_unschedulable(const C& c, node_index n) -> decltype(node_unschedulable(c, n)) { return node_unschedulable(c, n); }
 }  // namespace adl
 
-// Near-miss detection, as core/cluster.hpp's hook_probe (issue 19): a hook with the right name and a
-// wrong signature stops the build with a message naming it, instead of being ignored.
-namespace constraint_probe {
+// The argument of every hook near-miss probe (here, core/named_resources.hpp, core/cluster.hpp):
+// it converts to any parameter type, so a probe call finds a host function of a hook's name
+// whatever its parameters.
+namespace probe {
 struct any_arg {
   template <class T>
   operator T() const;  // NOLINT(google-explicit-constructor): declared only, used in unevaluated probes
 };
+}  // namespace probe
+
+// Near-miss detection, as core/cluster.hpp's hook_probe (issue 19): a hook with the right name and a
+// wrong signature stops the build with a message naming it, instead of being ignored.
+namespace constraint_probe {
+using probe::any_arg;
 void node_labels() = delete;
 void node_taints() = delete;
 void node_unschedulable() = delete;

@@ -226,19 +226,7 @@ class cluster_overlay {
 
   void apply(const pod& p, const binding& b, int sign) {
     delta& d = slot_for(b.node);
-    if (d.has_named) {
-      // As in_memory_cluster's record: the pod counts against `pods`, against the non-zero request
-      // defaults when it requests no CPU / memory, and its named amounts against the node's.
-      named_resources_state& s = d.named;
-      if (s.allowed_pods != no_pod_limit) s.pod_count += sign;
-      if (p.cpu_milli == 0) s.zero_cpu_pods += sign;
-      if (p.memory_mib == 0) s.zero_memory_pods += sign;
-      for (const named_quantity& q : p.scalars) {
-        for (auto& slot : s.scalars) {
-          if (slot.name == q.name) slot.requested += sign * q.amount;
-        }
-      }
-    }
+    if (d.has_named) d.named.count(p, sign);  // as in_memory_cluster's record
     d.cpu += sign * b.cpu_milli;
     d.mem += sign * b.memory_mib;
     for_each_gpu(b.gpus, [&](int g) {
