@@ -428,13 +428,8 @@ struct fill_aware_plugin {
   using score_types = plugin_types<fill_aware_scorer>;
   template <Cluster C>
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context& ctx) {
-    a.allow_only({"typicalPods", "fillCompetition", "cpuWeight", "cpuPerGpu", "selectDevices"});
-    const auto w = plugin_decode::workload(a, ctx, "FillAware");
-    fill_aware_options o;
-    if (a.has("fillCompetition")) o.fill_competition = a.number(a.node()["fillCompetition"], "fillCompetition", 0, 1e6);
-    if (a.has("cpuWeight")) o.cpu_weight = a.number(a.node()["cpuWeight"], "cpuWeight", 0, 1e6);
-    if (a.has("cpuPerGpu")) o.cpu_per_gpu = a.number(a.node()["cpuPerGpu"], "cpuPerGpu", 0, 1e9);
-    const fill_aware_scorer fill(*w, o);
+    const auto d = plugin_decode::fill_aware_args(a, ctx, name, "fillCompetition", &fill_aware_options::fill_competition);
+    const fill_aware_scorer fill(*d.workload, d.options);
     if (plugin_decode::flag(a, "selectDevices", true)) p.set_gpu_selector(fill);
     p.add_score(fill, weight);
   }

@@ -5,12 +5,15 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
+#include <utility>
 
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/profile/dynamic_profile.hpp"
 #include "gpusched/profile/plugin_args.hpp"
 #include "gpusched/profile/plugin_descriptor.hpp"
+#include "gpusched/scoring/fill_aware.hpp"
 #include "gpusched/scoring/fill_aware_binding.hpp"
 
 namespace gpusched {
@@ -19,6 +22,27 @@ namespace plugin_decode {
 inline std::shared_ptr<const typical_workload> workload(const plugin_args& a, const plugin_context& ctx,
                                                         std::string_view plugin);
 inline bool flag(const plugin_args& a, std::string_view key, bool otherwise);
+
+// FillAware's arguments as FillAware, FillAwareBinding and FillAwareRefill read them, in this order:
+// the allowed keys, typicalPods, the hole-competition key (`competition_key`, stored in the
+// option `competition`), cpuWeight, cpuPerGpu. `o` holds the plugin's defaults.
+struct fill_aware_decoded {
+  std::shared_ptr<const typical_workload> workload;
+  fill_aware_options options;
+};
+// (A template, like the add_score that call it, so that it is instantiated only where
+// builtin_plugins.hpp has defined the decoders it calls.)
+template <class Context>
+fill_aware_decoded fill_aware_args(const plugin_args& a, const Context& ctx, std::string_view plugin,
+                                   std::string_view competition_key, double fill_aware_options::*competition,
+                                   fill_aware_options o = {}) {
+  a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "selectDevices"});
+  auto w = workload(a, ctx, plugin);
+  if (a.has(competition_key)) o.*competition = a.number(a.node()[std::string(competition_key)], competition_key, 0, 1e6);
+  if (a.has("cpuWeight")) o.cpu_weight = a.number(a.node()["cpuWeight"], "cpuWeight", 0, 1e6);
+  if (a.has("cpuPerGpu")) o.cpu_per_gpu = a.number(a.node()["cpuPerGpu"], "cpuPerGpu", 0, 1e9);
+  return {std::move(w), o};
+}
 }  // namespace plugin_decode
 
 namespace plugins {
@@ -33,13 +57,8 @@ struct fill_aware_binding_plugin {
   using score_types = plugin_types<fill_aware_binding_scorer>;
   template <Cluster C>
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context& ctx) {
-    a.allow_only({"typicalPods", "fillCompetition", "cpuWeight", "cpuPerGpu", "selectDevices"});
-    const auto w = plugin_decode::workload(a, ctx, "FillAwareBinding");
-    fill_aware_options o;
-    if (a.has("fillCompetition")) o.fill_competition = a.number(a.node()["fillCompetition"], "fillCompetition", 0, 1e6);
-    if (a.has("cpuWeight")) o.cpu_weight = a.number(a.node()["cpuWeight"], "cpuWeight", 0, 1e6);
-    if (a.has("cpuPerGpu")) o.cpu_per_gpu = a.number(a.node()["cpuPerGpu"], "cpuPerGpu", 0, 1e9);
-    const fill_aware_binding_scorer fill(*w, o);
+    const auto d = plugin_decode::fill_aware_args(a, ctx, name, "fillCompetition", &fill_aware_options::fill_competition);
+    const fill_aware_binding_scorer fill(*d.workload, d.options);
     if (plugin_decode::flag(a, "selectDevices", true)) p.set_gpu_selector(fill);
     p.add_score(fill, weight);
   }
