@@ -3,7 +3,9 @@
 // path's best nodes. scripts or CI force the process-wide width with GPUSCHED_SIMD as well.
 #include <doctest/doctest.h>
 
+#include <array>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "gpusched/batch/batch_scorer.hpp"
@@ -17,6 +19,7 @@
 #include "gpusched/scoring/node_resources.hpp"
 #include "gpusched/scoring/qos_aware.hpp"
 #include "random_workload.hpp"
+#include "support/builders.hpp"
 
 using namespace gpusched;
 
@@ -60,6 +63,75 @@ TEST_CASE("batch.simd: every SIMD width gives the per-pod path's totals and best
   }
   CHECK((got[0] == got[1]).all());
   CHECK((got[0] == got[2]).all());
+}
+
+// GPUCheck in the fused kernel reads a per-tile summary of the devices (largest free share, least
+// free memory, wholly free devices and their least free memory) where it decides every node of the
+// tile, and the device loop elsewhere. Six node kinds (devices as free share / free memory MiB,
+// 16384 MiB each), repeated over 20 nodes so that full vectors and the scalar tail both meet them:
+//   k0: 2 GPUs, 1000/16384 x2          k1: 2 GPUs, 400/6384 and 1000/16384
+//   k2: 1 GPU, 700/14384               k3: no GPU
+//   k4: 4 GPUs, 1000/16384 x4          k5: 1 GPU, 700/6384
+// The tile's least free memory is 6384 (k1, k5); of a wholly free device 16384.
+TEST_CASE("batch.simd: GPUCheck through the tile summary and through the device loop, worked by hand") {
+  in_memory_cluster c;
+  const int gpus_of[6] = {2, 2, 1, 0, 4, 1};
+  for (int i = 0; i < 20; ++i) {
+    const int kind = i % 6;
+    const auto n = c.add_node(testing::gpu_node("n" + std::to_string(i), 64000, 256 * 1024, gpus_of[kind], "T4", 16384));
+    auto share = [&](std::int32_t milli, std::int32_t mem) {  // a running share on device 0
+      const pod r = make_pod("r" + std::to_string(i)).gpu_share(milli).gpu_memory(mem);
+      c.reserve(r, make_binding(r, n, gpu_set{1}));
+    };
+    if (kind == 1) share(600, 10000);
+    if (kind == 2) share(300, 2000);
+    if (kind == 5) share(300, 10000);
+  }
+  struct row {
+    pod p;
+    std::array<bool, 6> fits;  // by node kind
+  };
+  const std::vector<row> rows{
+      // one partial share, memory within every device's (6000 <= 6384): the summary decides; the
+      // largest free share covers 500 everywhere with a GPU
+      {make_pod("a").gpu_share(500).gpu_memory(6000), {true, true, true, false, true, true}},
+      // 7000 MiB is above the tile's least (6384): the loop; k5's only device lacks it
+      {make_pod("b").gpu_share(500).gpu_memory(7000), {true, true, true, false, true, false}},
+      // a share of 800: only nodes with a device of 1000 free
+      {make_pod("c").gpu_share(800).gpu_memory(100), {true, true, false, false, true, false}},
+      // two whole GPUs: the wholly free devices (k1 has one)
+      {make_pod("d").gpus(2).gpu_memory(16384), {true, false, false, false, true, false}},
+      // one whole GPU
+      {make_pod("e").gpus(1), {true, true, false, false, true, false}},
+      // two shares of 400 (the loop): k1's 400/6384 counts with 100 MiB, not with 7000
+      {make_pod("f").gpu_share(400, 2).gpu_memory(100), {true, true, false, false, true, false}},
+      {make_pod("g").gpu_share(400, 2).gpu_memory(7000), {true, false, false, false, true, false}},
+      // a model the cluster lacks (the loop, model bits), and a CPU-only pod
+      {make_pod("h").gpu_share(100).allow_model("A100"), {false, false, false, false, false, false}},
+      {make_pod("i").cpu(1000), {true, true, true, true, true, true}},
+  };
+  std::vector<pod> ps;
+  for (const row& r : rows) ps.push_back(r.p);
+  auto prof = make_profile(checks(gpu_check{}), scores(weighted{least_allocated{}, 1}));
+  batch::node_table t(c);
+  batch::pod_table pt(ps, t);
+  for (std::uint32_t lanes : {2U, 4U, 8U}) {
+    for (std::uint32_t tile : {16U, 512U}) {
+      CAPTURE(lanes);
+      CAPTURE(tile);
+      auto engine = batch::make_batch_scorer(prof, {1, 0, tile, 3, lanes});
+      engine.prepare(t);
+      batch::score_matrix m;
+      engine.scores(pt, m);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        for (int n = 0; n < 20; ++n) {
+          CAPTURE(i);
+          CAPTURE(n);
+          CHECK((m(static_cast<Eigen::Index>(i), n) >= 0) == rows[i].fits[static_cast<std::size_t>(n % 6)]);
+        }
+      }
+    }
+  }
 }
 
 #if GPUSCHED_BATCH_SIMD

@@ -76,6 +76,18 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   using check_views = std::tuple<typename batch_plugin<K>::node_view...>;
   using score_views = std::tuple<typename batch_plugin<S>::node_view...>;
   using check_args = std::tuple<typename batch_plugin<K>::pod_args...>;
+  // The checks' per-tile summaries (an empty placeholder for a check without one).
+  template <class Kc>
+  struct tile_summary_of {
+    struct type {};
+  };
+  template <class Kc>
+    requires HasTileSummary<Kc>
+  struct tile_summary_of<Kc> {
+    using type = typename batch_plugin<Kc>::tile_summary;
+  };
+  using tile_summaries = std::tuple<typename tile_summary_of<K>::type...>;
+  static constexpr bool any_tile_summary = (HasTileSummary<K> || ... || false);
   using score_args = std::tuple<typename batch_plugin<S>::pod_args...>;
   static constexpr std::size_t scorer_count = sizeof...(S);
   static constexpr std::uint32_t max_block = 64;
@@ -287,7 +299,9 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     std::vector<double> block_extra;
     std::vector<std::uint32_t> block_feasible;
     std::vector<std::int32_t> block_max;
+    std::vector<tile_summaries> tiles;  // one, where a check keeps a per-tile summary
     void reserve(std::size_t row, std::size_t block) {
+      tiles.resize(any_tile_summary ? 1 : 0);
       block_mask.assign(block * stride, 0);
       block_total.assign(block * stride, 0);
       block_extra.assign(any_scalar_scorer ? block * stride : 0, 0.0);
@@ -443,13 +457,16 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       for (std::size_t p = first; p < last; ++p) score_normalized(s.group_cargs[p - first], s.group_sargs[p - first], s, p, sink);
     } else {
       const auto n = static_cast<std::uint32_t>(size_);
+      // A check's tile summary costs about one pod's device loop per tile: worth it for two pods.
+      const bool summarize = summaries_used() && last - first > 1;
       for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
         const std::uint32_t count = std::min(opts_.node_tile, n - node0);
+        if (summarize) summarize_tile(s.tiles.front(), node0, count);
         for (std::size_t b0 = first; b0 < last; b0 += opts_.pod_block) {
           const auto block = static_cast<std::uint32_t>(std::min<std::size_t>(opts_.pod_block, last - b0));
           std::copy_n(s.group_cargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.cargs.begin());
           std::copy_n(s.group_sargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.sargs.begin());
-          block_totals(s, block, node0, count);
+          block_totals(s, block, node0, count, summarize);
           for (std::uint32_t b = 0; b < block; ++b) {
             sink(b0 + b, node0, count, s.block_total.data() + std::size_t{b} * stride, s.block_feasible[b], s.block_max[b]);
           }
@@ -475,30 +492,34 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // whole block.
   // The width is chosen at run time (batch/simd.hpp): lanes_ 8 and 4 run kernels compiled for
   // AVX-512 and AVX2, 2 the build's own target.
-  void block_totals(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+  // `summarized`: s.tiles holds the checks' summaries of this tile.
+  void block_totals(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count, bool summarized) const noexcept {
 #if GPUSCHED_BATCH_SIMD
-    if (lanes_ == 8) return block_totals_avx512(s, block, node0, count);
-    if (lanes_ == 4) return block_totals_avx2(s, block, node0, count);
-    block_totals_impl<2>(s, block, node0, count);
+    if (lanes_ == 8) return block_totals_avx512(s, block, node0, count, summarized);
+    if (lanes_ == 4) return block_totals_avx2(s, block, node0, count, summarized);
+    block_totals_impl<2>(s, block, node0, count, summarized);
 #else
-    block_totals_impl<1>(s, block, node0, count);
+    block_totals_impl<1>(s, block, node0, count, summarized);
 #endif
   }
 #if GPUSCHED_BATCH_SIMD
-  GPUSCHED_BATCH_TARGET_AVX512 void block_totals_avx512(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
-    block_totals_impl<8>(s, block, node0, count);
+  GPUSCHED_BATCH_TARGET_AVX512 void block_totals_avx512(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count,
+                                                        bool summarized) const noexcept {
+    block_totals_impl<8>(s, block, node0, count, summarized);
   }
-  GPUSCHED_BATCH_TARGET_AVX2 void block_totals_avx2(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
-    block_totals_impl<4>(s, block, node0, count);
+  GPUSCHED_BATCH_TARGET_AVX2 void block_totals_avx2(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count,
+                                                    bool summarized) const noexcept {
+    block_totals_impl<4>(s, block, node0, count, summarized);
   }
 #endif
 
   template <std::uint32_t L>
-  [[gnu::always_inline]] void block_totals_impl(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count) const noexcept {
+  [[gnu::always_inline]] void block_totals_impl(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count,
+                                                [[maybe_unused]] bool summarized) const noexcept {
 #if GPUSCHED_BATCH_SIMD
     if constexpr (fused<L>) {
       fused_totals<L>(s.cargs.data(), s.sargs.data(), block, node0, count, s.block_total.data(), stride, s.block_feasible.data(),
-                      s.block_max.data());
+                      s.block_max.data(), summarized ? s.tiles.data() : nullptr);
       return;
     }
 #endif
@@ -587,10 +608,12 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // data is read once from memory for the whole block and no mask buffer is written or read.
   // total[b * total_stride + i] = pod b's weighted total of node node0 + i, or -1 where it does not
   // fit; feasible[b] and best[b] its count of fitting nodes and highest total (-1: none).
+  // With `tiles` (the checks' summaries of this tile), the checks that keep one read it.
   template <std::uint32_t L>
   [[gnu::always_inline]] void fused_totals(const check_args* ca, const score_args* sa, std::uint32_t block, std::uint32_t node0,
                                            std::uint32_t count, std::int32_t* total, std::size_t total_stride,
-                                           std::uint32_t* feasible, std::int32_t* best) const noexcept {
+                                           std::uint32_t* feasible, std::int32_t* best,
+                                           const tile_summaries* tiles = nullptr) const noexcept {
     using V = typename simd<L>::f64;
     using I32 = typename simd<L>::i32;
     I32 vbest[max_block], vfeas[max_block];
@@ -607,7 +630,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       for (std::uint32_t b = 0; b < block; ++b) {
         I32 fits = I32{} - 1;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-          ((fits &= batch_plugin<K>::template fits_lanes<L>(std::get<I>(check_views_), std::get<I>(ca[b]), n)), ...);
+          ((fits &= check_lanes<K, L, I>(std::get<I>(check_views_), std::get<I>(ca[b]), n, tiles, i)), ...);
         }(std::index_sequence_for<K...>{});
         V acc{};
         [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -641,6 +664,57 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     }
   }
 #endif
+
+#if GPUSCHED_BATCH_SIMD
+  template <class Kc, std::uint32_t L, std::size_t I>
+  GPUSCHED_BATCH_INLINE static typename simd<L>::i32 check_lanes(const typename batch_plugin<Kc>::node_view& v,
+                                                                  const typename batch_plugin<Kc>::pod_args& a, std::uint32_t n,
+                                                                  [[maybe_unused]] const tile_summaries* tiles,
+                                                                  [[maybe_unused]] std::uint32_t i) noexcept {
+    if constexpr (HasTileSummary<Kc>) {
+      if (tiles != nullptr) return batch_plugin<Kc>::template fits_lanes<L>(v, a, n, std::get<I>(*tiles), i);
+    }
+    return batch_plugin<Kc>::template fits_lanes<L>(v, a, n);
+  }
+#endif
+
+  // Whether score_block builds the checks' tile summaries: a check keeps one and the fused kernel runs.
+  [[nodiscard]] bool summaries_used() const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    return any_tile_summary && fused<2> && lanes_ > 1;
+#else
+    return false;
+#endif
+  }
+  // Compiled for the kernel's target, as block_totals.
+  void summarize_tile(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
+#if GPUSCHED_BATCH_SIMD
+    if (lanes_ == 8) return summarize_tile_avx512(t, node0, count);
+    if (lanes_ == 4) return summarize_tile_avx2(t, node0, count);
+    summarize_tile_impl<2>(t, node0, count);
+#else
+    summarize_tile_impl<1>(t, node0, count);
+#endif
+  }
+#if GPUSCHED_BATCH_SIMD
+  GPUSCHED_BATCH_TARGET_AVX512 void summarize_tile_avx512(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
+    summarize_tile_impl<8>(t, node0, count);
+  }
+  GPUSCHED_BATCH_TARGET_AVX2 void summarize_tile_avx2(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
+    summarize_tile_impl<4>(t, node0, count);
+  }
+#endif
+  template <std::uint32_t L>
+  [[gnu::always_inline]] void summarize_tile_impl(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      (batch_plugin_summarize<K, L>(std::get<I>(check_views_), node0, count, std::get<I>(t)), ...);
+    }(std::index_sequence_for<K...>{});
+  }
+  template <class Kc, std::uint32_t L, class T>
+  [[gnu::always_inline]] static void batch_plugin_summarize([[maybe_unused]] const typename batch_plugin<Kc>::node_view& v, [[maybe_unused]] std::uint32_t node0,
+                                     [[maybe_unused]] std::uint32_t count, [[maybe_unused]] T& t) noexcept {
+    if constexpr (HasTileSummary<Kc>) batch_plugin<Kc>::template summarize_tile<L>(v, node0, count, t);
+  }
 
   // One pod against one tile: s.total[i] = the weighted total of node node0 + i, or -1 where it
   // does not fit; returns how many fit and sets tile_max. All scorers are summed in one pass over

@@ -4,9 +4,11 @@
 // engines exactly when check() returns reason::ok.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "gpusched/batch/plugin.hpp"
 #include "gpusched/batch/simd.hpp"
@@ -131,6 +133,106 @@ struct batch_plugin<gpu_check> {
     }
     // gpu_request_fits: slots + unfit devices fit, at least num_gpu of them.
     return unfit > I32{} + (a.num_gpu - v.slots - 1);
+  }
+#endif
+
+  // The devices of a tile's nodes in four numbers each (as gpu_check's summary, core/gpu_summary.hpp,
+  // plus the least free memory of a wholly free device), and two minima over the tile: built by the
+  // CPU engine once per tile for a group of pods, in its per-thread scratch (no per-node memory).
+  // Index i: node first + i.
+  struct tile_summary {
+    static constexpr std::int32_t none = std::numeric_limits<std::int32_t>::max();
+    std::int32_t max_milli[max_tile + 16];      // the largest free share (-1: no device)
+    std::int32_t min_mem[max_tile + 16];        // the least free memory of a device with a share >= 0 (none: no device)
+    std::int32_t whole[max_tile + 16];          // devices with the whole share free
+    std::int32_t whole_min_mem[max_tile + 16];  // the least free memory among those (none: no such device)
+    std::int32_t tile_min_mem = none;           // min of min_mem over the tile
+    std::int32_t tile_whole_min_mem = none;     // min of whole_min_mem over the tile
+  };
+  // Builds t for nodes [first, first + count), L nodes at a time where the build has lanes (the
+  // engine calls it from its kernel for that width), the devices of each in registers.
+  template <std::uint32_t L>
+  GPUSCHED_BATCH_INLINE static void summarize_tile(const node_view& v, std::uint32_t first, std::uint32_t count, tile_summary& t) noexcept {
+    constexpr std::int32_t none = tile_summary::none;
+    std::uint32_t i = 0;
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (L > 1) {
+      using I32 = typename simd<L>::i32;
+      const I32 nones = I32{} + none;
+      I32 tile_min = nones, tile_whole_min = nones;
+      for (; i + L <= count; i += L) {
+        I32 max_milli = I32{} - 1, min_mem = nones, whole{}, whole_min = nones;
+        for (std::int32_t g = 0; g < v.slots; ++g) {  // padded slots have free share -1: they count nowhere
+          const std::size_t k = static_cast<std::size_t>(g) * v.stride + first + i;
+          const I32 milli = load_lanes(v.milli_free + k, lanes_tag<L>{}), mem = load_lanes(v.mem_free + k, lanes_tag<L>{});
+          max_milli = milli > max_milli ? milli : max_milli;
+          const I32 dev_mem = milli > I32{} - 1 ? mem : nones;
+          min_mem = dev_mem < min_mem ? dev_mem : min_mem;
+          const I32 is_whole = milli > I32{} + (gpu_milli_whole - 1);
+          whole -= is_whole;
+          const I32 whole_mem = is_whole ? mem : nones;
+          whole_min = whole_mem < whole_min ? whole_mem : whole_min;
+        }
+        store_lanes(t.max_milli + i, max_milli);
+        store_lanes(t.min_mem + i, min_mem);
+        store_lanes(t.whole + i, whole);
+        store_lanes(t.whole_min_mem + i, whole_min);
+        tile_min = min_mem < tile_min ? min_mem : tile_min;
+        tile_whole_min = whole_min < tile_whole_min ? whole_min : tile_whole_min;
+      }
+      t.tile_min_mem = none;
+      t.tile_whole_min_mem = none;
+      for (std::uint32_t l = 0; l < L; ++l) {
+        t.tile_min_mem = std::min(t.tile_min_mem, tile_min[l]);
+        t.tile_whole_min_mem = std::min(t.tile_whole_min_mem, tile_whole_min[l]);
+      }
+    }
+#endif
+    if (i == 0) {
+      t.tile_min_mem = none;
+      t.tile_whole_min_mem = none;
+    }
+    for (; i < count; ++i) {
+      std::int32_t max_milli = -1, min_mem = none, whole = 0, whole_min = none;
+      for (std::int32_t g = 0; g < v.slots; ++g) {
+        const std::size_t k = static_cast<std::size_t>(g) * v.stride + first + i;
+        const std::int32_t milli = v.milli_free[k], mem = v.mem_free[k];
+        max_milli = std::max(max_milli, milli);
+        if (milli >= 0) min_mem = std::min(min_mem, mem);
+        if (milli >= gpu_milli_whole) {
+          ++whole;
+          whole_min = std::min(whole_min, mem);
+        }
+      }
+      t.max_milli[i] = max_milli;
+      t.min_mem[i] = min_mem;
+      t.whole[i] = whole;
+      t.whole_min_mem[i] = whole_min;
+      t.tile_min_mem = std::min(t.tile_min_mem, min_mem);
+      t.tile_whole_min_mem = std::min(t.tile_whole_min_mem, whole_min);
+    }
+  }
+
+#if GPUSCHED_BATCH_SIMD
+  // fits_lanes through the tile's summary (i = n - first) for a pod that accepts any model, where
+  // the summary pins down the device loop's count on every node of the tile; else the loop:
+  //   the whole share, with memory at most that of every wholly free device in the tile: the
+  //     fitting devices are the wholly free ones;
+  //   one device's partial share, with memory at most that of every device in the tile: it fits
+  //     where the largest free share covers it (that device has the memory).
+  template <std::uint32_t L>
+  GPUSCHED_BATCH_INLINE static typename simd<L>::i32 fits_lanes(const node_view& v, const pod_args& a, std::uint32_t n,
+                                                                 const tile_summary& t, std::uint32_t i) noexcept {
+    using I32 = typename simd<L>::i32;
+    if (a.num_gpu == 0) return I32{} - 1;
+    if (a.allowed == ~std::uint64_t{0} && a.gpu_milli >= 0) {
+      if (a.gpu_milli == gpu_milli_whole) {
+        if (a.gpu_mem <= t.tile_whole_min_mem) return load_lanes(t.whole + i, lanes_tag<L>{}) > I32{} + (a.num_gpu - 1);
+      } else if (a.num_gpu == 1 && a.gpu_mem <= t.tile_min_mem) {
+        return ~(I32{} + a.gpu_milli > load_lanes(t.max_milli + i, lanes_tag<L>{}));
+      }
+    }
+    return fits_lanes<L>(v, a, n);
   }
 #endif
 };

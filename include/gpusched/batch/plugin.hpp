@@ -25,6 +25,11 @@
 //                                  std::uint32_t count, std::int32_t* mask);   mask[i] &= fits
 //            template <std::uint32_t L> static simd<L>::i32 fits_lanes(const node_view&, const pod_args&,
 //                                  std::uint32_t n);   L nodes from n: -1 where fits, else 0
+//            struct tile_summary; template <std::uint32_t L> static void summarize_tile(const node_view&, std::uint32_t first,
+//                                  std::uint32_t count, tile_summary&);   node-side values the engine
+//                                  computes once per tile for a group of pods (per-thread scratch)
+//            template <std::uint32_t L> fits_lanes(view, args, n, const tile_summary&, std::uint32_t i)
+//                                  the lane form reading them (i = n - first)
 //
 // The foundation plugins are specialised in batch/checks.hpp and batch/scorers.hpp, FGD in
 // batch/fgd_plugin.hpp; a new plugin (a host's own) adds its specialisation next to it and
@@ -112,5 +117,11 @@ concept HasFitsTile = requires(const typename batch_plugin<P>::node_view& v, con
 template <class P, std::uint32_t L>
 concept HasFitsLanes = requires(const typename batch_plugin<P>::node_view& v, const typename batch_plugin<P>::pod_args& a,
                                 std::uint32_t n) { batch_plugin<P>::template fits_lanes<L>(v, a, n); };
+
+// A per-tile summary beside a check's lane form (the CPU engine's fused kernel builds it once per
+// tile when it scores a group of pods, and calls the five-argument fits_lanes).
+template <class P>
+concept HasTileSummary = requires(const typename batch_plugin<P>::node_view& v, typename batch_plugin<P>::tile_summary& t,
+                                  std::uint32_t n) { batch_plugin<P>::template summarize_tile<1>(v, n, n, t); };
 
 }  // namespace gpusched::batch
