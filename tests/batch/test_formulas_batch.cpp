@@ -3,8 +3,10 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "gpusched/batch/simd.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
@@ -133,3 +135,27 @@ TEST_CASE("schedule_one with tie_break_rule::hashed: the tied node with the larg
   (void)s.schedule_one(c, make_pod("other").cpu(100));
   CHECK(s.schedule_one(c, p).where.node == a.where.node);
 }
+
+#if GPUSCHED_BATCH_SIMD
+// The 4-lane kernel's truncation for x >= 0 by rounding (batch/simd.hpp) against std::trunc: the
+// boundaries (integers, ties of round-to-nearest-even on both sides, values just below an
+// integer, the top of its domain) and random values up to 2^51.
+TEST_CASE("batch.simd: truncation by rounding equals std::trunc for 0 <= x < 2^51") {
+  using V = batch::simd<4>::f64;
+  std::vector<double> xs{0.0, 0.25, 0.5, 0.75, 1.0, 1.5, 2.5, 3.5, 99.5, 100.0, std::nextafter(1.0, 0.0), std::nextafter(3.0, 0.0),
+                         std::nextafter(100.0, 0.0), 1e-300, 0x1p51 - 0.5, 0x1p51 - 1.0, 0x1p50 + 0.5};
+  std::mt19937_64 rng(51);
+  std::uniform_real_distribution<double> small(0.0, 1100.0), large(0.0, 0x1p51);
+  for (int i = 0; i < 20000; ++i) xs.push_back(i % 2 ? small(rng) : large(rng));
+  while (xs.size() % 4 != 0) xs.push_back(7.0);
+  int wrong = 0;
+  for (std::size_t i = 0; i < xs.size(); i += 4) {
+    const V x{xs[i], xs[i + 1], xs[i + 2], xs[i + 3]};
+    const V t = batch::truncate_nonnegative_by_rounding(x);
+    for (int l = 0; l < 4; ++l) {
+      if (t[l] != std::trunc(x[l]) && ++wrong < 5) FAIL_CHECK("x = " << x[l] << ": " << t[l]);
+    }
+  }
+  CHECK(wrong == 0);
+}
+#endif

@@ -177,9 +177,31 @@ using simd_int32 = simd<simd_lanes>::i32;
 #endif
 #if defined(__AVX__)
 #define GPUSCHED_BATCH_TRUNC_4(x) _mm256_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
+#define GPUSCHED_BATCH_TRUNC_NONNEG_4(x) GPUSCHED_BATCH_TRUNC_4(x)
 #else
 #define GPUSCHED_BATCH_TRUNC_4(x) __builtin_convertvector(__builtin_convertvector(x, ::gpusched::batch::simd<4>::i32), ::gpusched::batch::simd<4>::f64)
+// GCC splits the int32 -> double half of the round trip above into two halves and an insert
+// (lowered for the baseline before it is inlined into the AVX2 kernel); for x >= 0 rounding with
+// additions is cheaper (measured: 0.80 -> 0.70 ms, BM_ScorePairs/batch_cpu/1000 on 4 lanes).
+#if defined(__FAST_MATH__)  // which would fold (x + c) - c to x
+#define GPUSCHED_BATCH_TRUNC_NONNEG_4(x) GPUSCHED_BATCH_TRUNC_4(x)
+#else
+#define GPUSCHED_BATCH_TRUNC_NONNEG_4(x) ::gpusched::batch::truncate_nonnegative_by_rounding(x)
 #endif
+#endif
+#define GPUSCHED_BATCH_TRUNC_NONNEG_8(x) GPUSCHED_BATCH_TRUNC_8(x)
+#define GPUSCHED_BATCH_TRUNC_NONNEG_2(x) GPUSCHED_BATCH_TRUNC_2(x)
+
+// Toward zero for 0 <= x < 2^51 without a conversion instruction: adding and subtracting
+// 1.5 * 2^52 rounds x to the nearest integer exactly (the sum lies in [2^52, 2^53), where doubles
+// are the integers); a step of one down where that rounded up gives the floor, which is the
+// truncation for x >= 0.
+template <class V>
+[[gnu::always_inline]] inline V truncate_nonnegative_by_rounding(V x) noexcept {
+  const V magic = V{} + 0x1.8p52;
+  const V r = (x + magic) - magic;
+  return r - (r > x ? V{} + 1.0 : V{});
+}
 #if defined(__SSE4_1__)
 #define GPUSCHED_BATCH_TRUNC_2(x) _mm_round_pd(x, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC)
 #else
@@ -254,6 +276,7 @@ inline void store_lanes(std::int32_t* out, simd_double x) noexcept { store_lanes
     [[gnu::always_inline]] static V from(std::int64_t v) noexcept { return V{} + static_cast<double>(v); }   \
     [[gnu::always_inline]] static V from(std::int32_t v) noexcept { return V{} + static_cast<double>(v); }   \
     [[gnu::always_inline]] static V truncate(V x) noexcept { return GPUSCHED_BATCH_TRUNC_##L(x); }             \
+    [[gnu::always_inline]] static V truncate_nonnegative(V x) noexcept { return GPUSCHED_BATCH_TRUNC_NONNEG_##L(x); } \
   };
 GPUSCHED_BATCH_NUMBER_TRAITS(2)
 GPUSCHED_BATCH_NUMBER_TRAITS(4)
@@ -262,6 +285,9 @@ GPUSCHED_BATCH_NUMBER_TRAITS(8)
 #undef GPUSCHED_BATCH_TRUNC_2
 #undef GPUSCHED_BATCH_TRUNC_4
 #undef GPUSCHED_BATCH_TRUNC_8
+#undef GPUSCHED_BATCH_TRUNC_NONNEG_2
+#undef GPUSCHED_BATCH_TRUNC_NONNEG_4
+#undef GPUSCHED_BATCH_TRUNC_NONNEG_8
 
 #else
 #define GPUSCHED_BATCH_SIMD 0

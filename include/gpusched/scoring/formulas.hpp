@@ -43,6 +43,8 @@ struct number_traits {
   GPUSCHED_HD static constexpr T from(U v) noexcept { return static_cast<T>(v); }
   // Toward zero, for floating T holding a value within int32.
   GPUSCHED_HD static constexpr T truncate(T x) noexcept { return static_cast<T>(static_cast<std::int32_t>(x)); }
+  // The same for x >= 0 (a vector type may do that more cheaply: batch/simd.hpp).
+  GPUSCHED_HD static constexpr T truncate_nonnegative(T x) noexcept { return truncate(x); }
 };
 
 // T with every lane equal to v.
@@ -72,7 +74,7 @@ template <class T = double>
 struct reciprocal_division {
   T rcp{};
   GPUSCHED_HD T operator()(T num, T /*den*/) const noexcept {
-    return number_traits<T>::truncate((num + splat<T>(0.5)) * rcp);
+    return number_traits<T>::truncate_nonnegative((num + splat<T>(0.5)) * rcp);  // num >= 0, rcp >= 0
   }
 };
 
@@ -108,7 +110,7 @@ template <class T>
 GPUSCHED_HD constexpr T least_requested_prepared(T free_scaled, T request_scaled, T rcp) noexcept {
   const T x = free_scaled - request_scaled;
   const T half = splat<T>(0.5);
-  return number_traits<T>::truncate((x > half ? x : half) * rcp);
+  return number_traits<T>::truncate_nonnegative((x > half ? x : half) * rcp);  // rcp >= 0
 }
 
 // kubernetes pkg/scheduler/framework/plugins/noderesources/most_allocated.go, mostRequestedScore
