@@ -250,14 +250,6 @@ GPUSCHED_BATCH_SIMD_OPS(8)
 template <class V>
 inline constexpr std::uint32_t lanes_of = sizeof(V) / sizeof(double);
 
-// Whether any of the L int32 lanes of v is non-zero.
-template <std::uint32_t L>
-[[gnu::always_inline]] inline bool any_lane(typename simd<L>::i32 v) noexcept {
-  std::int32_t r = 0;
-  for (std::uint32_t i = 0; i < L; ++i) r |= v[i];
-  return r != 0;
-}
-
 inline namespace GPUSCHED_BATCH_ABI {
 // out[0..simd_lanes) += w * x and out = x, x holding integers within int32 (native width).
 inline void add_lanes(std::int32_t* out, std::int32_t w, simd_double x) noexcept {
