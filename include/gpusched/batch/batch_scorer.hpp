@@ -711,8 +711,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     }(std::index_sequence_for<K...>{});
   }
   template <class Kc, std::uint32_t L, class T>
-  [[gnu::always_inline]] static void batch_plugin_summarize([[maybe_unused]] const typename batch_plugin<Kc>::node_view& v, [[maybe_unused]] std::uint32_t node0,
-                                     [[maybe_unused]] std::uint32_t count, [[maybe_unused]] T& t) noexcept {
+  [[gnu::always_inline]] static void batch_plugin_summarize([[maybe_unused]] const typename batch_plugin<Kc>::node_view& v,
+                                                            [[maybe_unused]] std::uint32_t node0,
+                                                            [[maybe_unused]] std::uint32_t count,
+                                                            [[maybe_unused]] T& t) noexcept {
     if constexpr (HasTileSummary<Kc>) batch_plugin<Kc>::template summarize_tile<L>(v, node0, count, t);
   }
 
