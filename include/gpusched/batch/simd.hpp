@@ -264,9 +264,13 @@ inline void store_lanes(std::int32_t* out, simd_double x) noexcept { store_lanes
   template <>                                                                                                \
   struct gpusched::formula::number_traits<gpusched::batch::simd<L>::f64> {                                   \
     using V = gpusched::batch::simd<L>::f64;                                                                 \
-    [[gnu::always_inline]] static V from(double v) noexcept { return V{} + v; }                              \
-    [[gnu::always_inline]] static V from(std::int64_t v) noexcept { return V{} + static_cast<double>(v); }   \
-    [[gnu::always_inline]] static V from(std::int32_t v) noexcept { return V{} + static_cast<double>(v); }   \
+    /* A broadcast of v's bits: `V{} + v` would cost an addition and a broadcast in the kernels, */         \
+    /* since 0.0 + v is not v for v = -0.0; OR-ing zero bits folds away. */                                  \
+    [[gnu::always_inline]] static V from(double v) noexcept {                                                \
+      return __builtin_bit_cast(V, gpusched::batch::simd<L>::u64{} | __builtin_bit_cast(std::uint64_t, v));  \
+    }                                                                                                        \
+    [[gnu::always_inline]] static V from(std::int64_t v) noexcept { return from(static_cast<double>(v)); }   \
+    [[gnu::always_inline]] static V from(std::int32_t v) noexcept { return from(static_cast<double>(v)); }   \
     [[gnu::always_inline]] static V truncate(V x) noexcept { return GPUSCHED_BATCH_TRUNC_##L(x); }             \
     [[gnu::always_inline]] static V truncate_nonnegative(V x) noexcept { return GPUSCHED_BATCH_TRUNC_NONNEG_##L(x); } \
   };
