@@ -461,12 +461,15 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       const bool summarize = summaries_used() && last - first > 1;
       for (std::uint32_t node0 = 0; node0 < n; node0 += opts_.node_tile) {
         const std::uint32_t count = std::min(opts_.node_tile, n - node0);
-        if (summarize) summarize_tile(s.tiles.front(), node0, count);
         for (std::size_t b0 = first; b0 < last; b0 += opts_.pod_block) {
           const auto block = static_cast<std::uint32_t>(std::min<std::size_t>(opts_.pod_block, last - b0));
           std::copy_n(s.group_cargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.cargs.begin());
           std::copy_n(s.group_sargs.begin() + static_cast<std::ptrdiff_t>(b0 - first), block, s.sargs.begin());
-          block_totals(s, block, node0, count, summarize);
+          // The first block of the group builds the tile's summaries; every block reads them.
+          const tile_summary_use use = !summarize ? tile_summary_use::none
+                                       : b0 == first ? tile_summary_use::build
+                                                     : tile_summary_use::read;
+          block_totals(s, block, node0, count, use);
           for (std::uint32_t b = 0; b < block; ++b) {
             sink(b0 + b, node0, count, s.block_total.data() + std::size_t{b} * stride, s.block_feasible[b], s.block_max[b]);
           }
@@ -492,8 +495,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // whole block.
   // The width is chosen at run time (batch/simd.hpp): lanes_ 8 and 4 run kernels compiled for
   // AVX-512 and AVX2, 2 the build's own target.
-  // `summarized`: s.tiles holds the checks' summaries of this tile.
-  void block_totals(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count, bool summarized) const noexcept {
+  // What a block does with the checks' tile summaries in s.tiles: nothing, read them, or build
+  // them for this tile first.
+  enum class tile_summary_use : std::uint8_t { none, read, build };
+  void block_totals(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count, tile_summary_use summarized) const noexcept {
 #if GPUSCHED_BATCH_SIMD
     if (lanes_ == 8) return block_totals_avx512(s, block, node0, count, summarized);
     if (lanes_ == 4) return block_totals_avx2(s, block, node0, count, summarized);
@@ -504,22 +509,23 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   }
 #if GPUSCHED_BATCH_SIMD
   GPUSCHED_BATCH_TARGET_AVX512 void block_totals_avx512(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count,
-                                                        bool summarized) const noexcept {
+                                                        tile_summary_use summarized) const noexcept {
     block_totals_impl<8>(s, block, node0, count, summarized);
   }
   GPUSCHED_BATCH_TARGET_AVX2 void block_totals_avx2(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count,
-                                                    bool summarized) const noexcept {
+                                                    tile_summary_use summarized) const noexcept {
     block_totals_impl<4>(s, block, node0, count, summarized);
   }
 #endif
 
   template <std::uint32_t L>
   [[gnu::always_inline]] void block_totals_impl(scratch& s, std::uint32_t block, std::uint32_t node0, std::uint32_t count,
-                                                [[maybe_unused]] bool summarized) const noexcept {
+                                                [[maybe_unused]] tile_summary_use summarized) const noexcept {
 #if GPUSCHED_BATCH_SIMD
     if constexpr (fused<L>) {
+      if (summarized == tile_summary_use::build) summarize_tile<L>(s.tiles.front(), node0, count);
       fused_totals<L>(s.cargs.data(), s.sargs.data(), block, node0, count, s.block_total.data(), stride, s.block_feasible.data(),
-                      s.block_max.data(), summarized ? s.tiles.data() : nullptr);
+                      s.block_max.data(), summarized != tile_summary_use::none ? s.tiles.data() : nullptr);
       return;
     }
 #endif
@@ -686,26 +692,10 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     return false;
 #endif
   }
-  // Compiled for the kernel's target, as block_totals.
-  void summarize_tile(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
 #if GPUSCHED_BATCH_SIMD
-    if (lanes_ == 8) return summarize_tile_avx512(t, node0, count);
-    if (lanes_ == 4) return summarize_tile_avx2(t, node0, count);
-    summarize_tile_impl<2>(t, node0, count);
-#else
-    summarize_tile_impl<1>(t, node0, count);
-#endif
-  }
-#if GPUSCHED_BATCH_SIMD
-  GPUSCHED_BATCH_TARGET_AVX512 void summarize_tile_avx512(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
-    summarize_tile_impl<8>(t, node0, count);
-  }
-  GPUSCHED_BATCH_TARGET_AVX2 void summarize_tile_avx2(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
-    summarize_tile_impl<4>(t, node0, count);
-  }
-#endif
+  // The checks' summaries of nodes [node0, node0 + count), inside the kernel of width L.
   template <std::uint32_t L>
-  [[gnu::always_inline]] void summarize_tile_impl(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
+  [[gnu::always_inline]] void summarize_tile(tile_summaries& t, std::uint32_t node0, std::uint32_t count) const noexcept {
     [&]<std::size_t... I>(std::index_sequence<I...>) {
       (batch_plugin_summarize<K, L>(std::get<I>(check_views_), node0, count, std::get<I>(t)), ...);
     }(std::index_sequence_for<K...>{});
@@ -717,6 +707,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
                                                             [[maybe_unused]] T& t) noexcept {
     if constexpr (HasTileSummary<Kc>) batch_plugin<Kc>::template summarize_tile<L>(v, node0, count, t);
   }
+#endif
 
   // One pod against one tile: s.total[i] = the weighted total of node node0 + i, or -1 where it
   // does not fit; returns how many fit and sets tile_max. All scorers are summed in one pass over

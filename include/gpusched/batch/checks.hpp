@@ -136,84 +136,55 @@ struct batch_plugin<gpu_check> {
   }
 #endif
 
+#if GPUSCHED_BATCH_SIMD
   // The devices of a tile's nodes in four numbers each (as gpu_check's summary, core/gpu_summary.hpp,
-  // plus the least free memory of a wholly free device), and two minima over the tile: built by the
-  // CPU engine once per tile for a group of pods, in its per-thread scratch (no per-node memory).
-  // Index i: node first + i.
+  // plus the least free memory of a wholly free device), and two minima over them: built by the
+  // CPU engine's fused kernel once per tile for a group of pods, in its per-thread scratch (no
+  // per-node memory). Index i: node first + i, for the nodes the lane form reads (the tile's full
+  // vectors of L; the kernel checks the rest node by node).
   struct tile_summary {
     static constexpr std::int32_t none = std::numeric_limits<std::int32_t>::max();
     std::int32_t max_milli[max_tile + 16];      // the largest free share (-1: no device)
     std::int32_t min_mem[max_tile + 16];        // the least free memory of a device with a share >= 0 (none: no device)
     std::int32_t whole[max_tile + 16];          // devices with the whole share free
     std::int32_t whole_min_mem[max_tile + 16];  // the least free memory among those (none: no such device)
-    std::int32_t tile_min_mem = none;           // min of min_mem over the tile
-    std::int32_t tile_whole_min_mem = none;     // min of whole_min_mem over the tile
+    std::int32_t tile_min_mem = none;           // min of min_mem over those nodes
+    std::int32_t tile_whole_min_mem = none;     // min of whole_min_mem over those nodes
   };
-  // Builds t for nodes [first, first + count), L nodes at a time where the build has lanes (the
-  // engine calls it from its kernel for that width), the devices of each in registers.
+  // Builds t for nodes [first, first + count), L at a time, the devices of each in registers.
   template <std::uint32_t L>
   GPUSCHED_BATCH_INLINE static void summarize_tile(const node_view& v, std::uint32_t first, std::uint32_t count, tile_summary& t) noexcept {
-    constexpr std::int32_t none = tile_summary::none;
-    std::uint32_t i = 0;
-#if GPUSCHED_BATCH_SIMD
-    if constexpr (L > 1) {
-      using I32 = typename simd<L>::i32;
-      const I32 nones = I32{} + none;
-      I32 tile_min = nones, tile_whole_min = nones;
-      for (; i + L <= count; i += L) {
-        I32 max_milli = I32{} - 1, min_mem = nones, whole{}, whole_min = nones;
-        for (std::int32_t g = 0; g < v.slots; ++g) {  // padded slots have free share -1: they count nowhere
-          const std::size_t k = static_cast<std::size_t>(g) * v.stride + first + i;
-          const I32 milli = load_lanes(v.milli_free + k, lanes_tag<L>{}), mem = load_lanes(v.mem_free + k, lanes_tag<L>{});
-          max_milli = milli > max_milli ? milli : max_milli;
-          const I32 dev_mem = milli > I32{} - 1 ? mem : nones;
-          min_mem = dev_mem < min_mem ? dev_mem : min_mem;
-          const I32 is_whole = milli > I32{} + (gpu_milli_whole - 1);
-          whole -= is_whole;
-          const I32 whole_mem = is_whole ? mem : nones;
-          whole_min = whole_mem < whole_min ? whole_mem : whole_min;
-        }
-        store_lanes(t.max_milli + i, max_milli);
-        store_lanes(t.min_mem + i, min_mem);
-        store_lanes(t.whole + i, whole);
-        store_lanes(t.whole_min_mem + i, whole_min);
-        tile_min = min_mem < tile_min ? min_mem : tile_min;
-        tile_whole_min = whole_min < tile_whole_min ? whole_min : tile_whole_min;
-      }
-      t.tile_min_mem = none;
-      t.tile_whole_min_mem = none;
-      for (std::uint32_t l = 0; l < L; ++l) {
-        t.tile_min_mem = std::min(t.tile_min_mem, tile_min[l]);
-        t.tile_whole_min_mem = std::min(t.tile_whole_min_mem, tile_whole_min[l]);
-      }
-    }
-#endif
-    if (i == 0) {
-      t.tile_min_mem = none;
-      t.tile_whole_min_mem = none;
-    }
-    for (; i < count; ++i) {
-      std::int32_t max_milli = -1, min_mem = none, whole = 0, whole_min = none;
-      for (std::int32_t g = 0; g < v.slots; ++g) {
+    using I32 = typename simd<L>::i32;
+    const I32 none = I32{} + tile_summary::none;
+    I32 tile_min = none, tile_whole_min = none;
+    for (std::uint32_t i = 0; i + L <= count; i += L) {
+      I32 max_milli = I32{} - 1, min_mem = none, whole{}, whole_min = none;
+      for (std::int32_t g = 0; g < v.slots; ++g) {  // padded slots have free share -1: they count nowhere
         const std::size_t k = static_cast<std::size_t>(g) * v.stride + first + i;
-        const std::int32_t milli = v.milli_free[k], mem = v.mem_free[k];
-        max_milli = std::max(max_milli, milli);
-        if (milli >= 0) min_mem = std::min(min_mem, mem);
-        if (milli >= gpu_milli_whole) {
-          ++whole;
-          whole_min = std::min(whole_min, mem);
-        }
+        const I32 milli = load_lanes(v.milli_free + k, lanes_tag<L>{}), mem = load_lanes(v.mem_free + k, lanes_tag<L>{});
+        max_milli = milli > max_milli ? milli : max_milli;
+        const I32 dev_mem = milli > I32{} - 1 ? mem : none;
+        min_mem = dev_mem < min_mem ? dev_mem : min_mem;
+        const I32 is_whole = milli > I32{} + (gpu_milli_whole - 1);
+        whole -= is_whole;
+        const I32 whole_mem = is_whole ? mem : none;
+        whole_min = whole_mem < whole_min ? whole_mem : whole_min;
       }
-      t.max_milli[i] = max_milli;
-      t.min_mem[i] = min_mem;
-      t.whole[i] = whole;
-      t.whole_min_mem[i] = whole_min;
-      t.tile_min_mem = std::min(t.tile_min_mem, min_mem);
-      t.tile_whole_min_mem = std::min(t.tile_whole_min_mem, whole_min);
+      store_lanes(t.max_milli + i, max_milli);
+      store_lanes(t.min_mem + i, min_mem);
+      store_lanes(t.whole + i, whole);
+      store_lanes(t.whole_min_mem + i, whole_min);
+      tile_min = min_mem < tile_min ? min_mem : tile_min;
+      tile_whole_min = whole_min < tile_whole_min ? whole_min : tile_whole_min;
+    }
+    t.tile_min_mem = tile_summary::none;
+    t.tile_whole_min_mem = tile_summary::none;
+    for (std::uint32_t l = 0; l < L; ++l) {
+      t.tile_min_mem = std::min(t.tile_min_mem, tile_min[l]);
+      t.tile_whole_min_mem = std::min(t.tile_whole_min_mem, tile_whole_min[l]);
     }
   }
 
-#if GPUSCHED_BATCH_SIMD
   // fits_lanes through the tile's summary (i = n - first) for a pod that accepts any model, where
   // the summary pins down the device loop's count on every node of the tile; else the loop:
   //   the whole share, with memory at most that of every wholly free device in the tile: the

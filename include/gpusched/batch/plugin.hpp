@@ -26,8 +26,8 @@
 //            template <std::uint32_t L> static simd<L>::i32 fits_lanes(const node_view&, const pod_args&,
 //                                  std::uint32_t n);   L nodes from n: -1 where fits, else 0
 //            struct tile_summary; template <std::uint32_t L> static void summarize_tile(const node_view&, std::uint32_t first,
-//                                  std::uint32_t count, tile_summary&);   node-side values the engine
-//                                  computes once per tile for a group of pods (per-thread scratch)
+//                                  std::uint32_t count, tile_summary&);   node-side values the fused kernel
+//                                  computes once per tile for a group of pods (per-thread scratch; SIMD builds)
 //            template <std::uint32_t L> fits_lanes(view, args, n, const tile_summary&, std::uint32_t i)
 //                                  the lane form reading them (i = n - first)
 //
@@ -122,6 +122,6 @@ concept HasFitsLanes = requires(const typename batch_plugin<P>::node_view& v, co
 // tile when it scores a group of pods, and calls the five-argument fits_lanes).
 template <class P>
 concept HasTileSummary = requires(const typename batch_plugin<P>::node_view& v, typename batch_plugin<P>::tile_summary& t,
-                                  std::uint32_t n) { batch_plugin<P>::template summarize_tile<1>(v, n, n, t); };
+                                  std::uint32_t n) { batch_plugin<P>::template summarize_tile<2>(v, n, n, t); };
 
 }  // namespace gpusched::batch

@@ -14,7 +14,6 @@
 // AVX-512); only the normalising scorers' paths (tile_add / tile_raw) still use it.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
