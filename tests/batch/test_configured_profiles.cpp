@@ -133,3 +133,33 @@ TEST_CASE("batch.configured: plugins without a batch form are refused by name") 
                        "it alone, weight 1",
                        invalid_argument_error);
 }
+
+TEST_CASE("batch.configured: score_range gives a pod's totals on any run of nodes") {
+  // The totals of score_range over a range are those of the full row (scores) on the same nodes,
+  // whatever the range's start and length (tile boundaries, lane tails, a single node).
+  const dyn prof = from_yaml("      - name: LoadAware\n        weight: 10\n      - name: ModelAffinity\n        weight: 5\n");
+  std::mt19937_64 rng(11);
+  const in_memory_cluster c = testing::random_cluster(rng, 150);
+  const std::vector<pod> ps = testing::random_pods(rng, 6);
+  batch::node_table t(c);
+  batch::pod_table pt(ps, t);
+  auto engine = batch::make_batch_scorer(batch::configured(prof), {1, 0, 64, 1});
+  engine.prepare(t);
+  batch::score_matrix m;
+  engine.scores(pt, m);
+  const std::pair<node_index, std::uint32_t> ranges[] = {{0, 150}, {0, 1}, {149, 1}, {3, 7}, {63, 2}, {61, 70}, {100, 50}};
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    for (const auto& [first, count] : ranges) {
+      std::vector<std::int32_t> out(count, -7);
+      const std::uint32_t fits = engine.score_range(engine.make_check_args(pt, i), engine.make_score_args(pt, i), first, count, out.data());
+      std::uint32_t expect_fits = 0;
+      for (std::uint32_t j = 0; j < count; ++j) {
+        const auto want = m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(first + j));
+        expect_fits += want >= 0 ? 1 : 0;
+        CHECK(out[j] == want);
+      }
+      CHECK(fits == expect_fits);
+    }
+  }
+  CHECK_THROWS_AS(engine.score_range(engine.make_check_args(pt, 0), engine.make_score_args(pt, 0), 149, 2, nullptr), std::out_of_range);
+}

@@ -33,12 +33,17 @@
 #include <mutex>
 #include <optional>
 #include <shared_mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "gpusched/batch/batch_scorer.hpp"
+#include "gpusched/batch/configured.hpp"
+#include "gpusched/batch/node_table.hpp"
+#include "gpusched/batch/pod_table.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/kube/translate.hpp"
 #include "gpusched/profile/config_yaml.hpp"
@@ -57,6 +62,11 @@ struct options {
   // /filter and /prioritize bodies read by simdjson first (when built with it; the nlohmann reader
   // otherwise). Off: nlohmann only (the tests compare the two).
   bool simdjson = true;
+  // Checks and scores through the batch engine (a node table kept beside the state, and the profile
+  // in its configured batch form, batch/configured.hpp) where the profile and the pod allow; the
+  // profile's per-node plugins otherwise, and always for the reasons of rejected nodes. Off: the
+  // per-node plugins only (the tests compare the two).
+  bool batch = true;
 };
 
 struct answer {
@@ -87,7 +97,17 @@ class extender {
  public:
   extender(std::string config_text, std::string config_source, options opts = {})
       : config_text_(std::move(config_text)), config_source_(std::move(config_source)), opts_(std::move(opts)) {
-    release_profile(make_profile());  // fails here, at start-up, on a bad configuration
+    auto prof = make_profile();  // fails here, at start-up, on a bad configuration
+    if (!opts_.batch) {
+      batch_refusal_ = "turned off (options.batch)";
+    } else {
+      try {
+        configured_.emplace(batch::configured(*prof));
+      } catch (const invalid_argument_error& e) {
+        batch_refusal_ = e.what();  // a plugin without a batch form, a normalising scorer, ...
+      }
+    }
+    release_profile(std::move(prof));
   }
 
   void set_binder(binder b) { binder_ = std::move(b); }
@@ -96,6 +116,11 @@ class extender {
   [[nodiscard]] std::size_t max_body_bytes() const noexcept { return opts_.max_body_bytes; }
   // For tests: how many /filter and /prioritize bodies simdjson read (0 when built without it).
   [[nodiscard]] std::uint64_t simdjson_reads() const noexcept { return simdjson_reads_.load(); }
+  // Why /filter and /prioritize run the profile's per-node plugins rather than the batch engine
+  // (empty: the engine, wherever the pod and the nodes are in its domain).
+  [[nodiscard]] const std::string& batch_refusal() const noexcept { return batch_refusal_; }
+  // For tests: how many /filter and /prioritize requests the batch engine decided.
+  [[nodiscard]] std::uint64_t batched_decisions() const noexcept { return batched_.load(); }
 
   // --- verbs ---
   answer filter(std::string_view body) { return timed(verb::filter, [&] { return do_filter(body, false); }); }
@@ -188,7 +213,7 @@ class extender {
         it->second.own_bind = false;
         return;
       }
-      if (it->second.reserved) st_.cluster.release(it->second.spec, it->second.where);
+      if (it->second.reserved) release_locked(it->second.spec, it->second.where);
       st_.pods.erase(it);
       return;
     }
@@ -350,6 +375,12 @@ class extender {
     std::vector<kube::kube_node> nodes;  // by node_index
     std::unordered_map<std::string, bound> pods;  // by pod UID
     name_index by_name;
+    // The cluster as the batch engine reads it (structure of arrays), kept in step by every reserve
+    // and release (reserve_locked / release_locked); built with the state. Memory: docs/batch.md,
+    // 97 bytes per node plus 16 per GPU slot.
+    batch::node_table table;
+    bool table_ok = false;         // false: no configured profile, or a node outside the engine's domain
+    std::uint64_t table_build = 0;  // new with every build: engines prepared on another build re-prepare
   };
 
   static bool same_spec(const node_spec& a, const node_spec& b) {
@@ -409,7 +440,7 @@ class extender {
     }
     const binding w = make_binding(b.spec, *n, gpus);
     try {
-      st_.cluster.reserve(b.spec, w);
+      reserve_locked(b.spec, w);
     } catch (const invalid_argument_error&) {
       return;
     }
@@ -428,9 +459,44 @@ class extender {
         place(b);  // a pod whose node is not known (yet) is kept unreserved until the node comes
         st_.pods.emplace(uid, std::move(b));
       }
+      build_table_locked();
     } catch (...) {
       std::swap(st_, fresh);
       throw;
+    }
+  }
+  // The node table from the cluster (caller holds the exclusive lock); without it (no configured
+  // profile, or a node the engine cannot represent) decisions take the per-node plugins.
+  void build_table_locked() {
+    st_.table_ok = false;
+    st_.table_build = ++table_builds_;
+    if (!configured_) return;
+    try {
+      st_.table = batch::node_table(st_.cluster);
+      st_.table_ok = true;
+    } catch (const invalid_argument_error&) {
+    }
+  }
+  // Every reservation and release of the state goes through these (caller holds the exclusive lock),
+  // so that the node table reads what the cluster holds.
+  void reserve_locked(const pod& p, const binding& w) {
+    st_.cluster.reserve(p, w);
+    table_changed(w.node);
+  }
+  void release_locked(const pod& p, const binding& w) {
+    st_.cluster.release(p, w);
+    table_changed(w.node);
+  }
+  void table_changed(node_index n) noexcept {
+    if (!st_.table_ok) return;
+    try {
+      st_.table.refresh(st_.cluster, n);
+    } catch (...) {  // the node left the engine's domain (or memory ran out): build again, which decides
+      try {
+        build_table_locked();
+      } catch (...) {
+        st_.table_ok = false;
+      }
     }
   }
 
@@ -441,6 +507,15 @@ class extender {
     version_.fetch_add(1, std::memory_order_acq_rel);
     return lock;
   }
+
+  // A request's batch engine over the state's node table: one per request in flight, pooled as the
+  // profiles are. Memory: the prepared columns of the profile's plugins (docs/batch.md), per node.
+  struct batch_worker {
+    explicit batch_worker(const batch::configured_profile& p) : engine(p, batch::batch_options{1, 0, 512, 8, 0}) {}
+    batch::batch_scorer<batch::configured_profile> engine;
+    batch::pod_table pods;       // the request's pod
+    std::uint64_t prepared = 0;  // the table build the engine is prepared on (0: none)
+  };
 
   // --- profiles ---
   std::unique_ptr<profile_t> make_profile() const {
@@ -461,6 +536,21 @@ class extender {
   void release_profile(std::unique_ptr<profile_t> p) const {
     std::lock_guard lock(pool_mu_);
     pool_.push_back(std::move(p));
+  }
+  std::unique_ptr<batch_worker> borrow_engine() {
+    {
+      std::lock_guard lock(engine_mu_);
+      if (!engines_.empty()) {
+        auto e = std::move(engines_.back());
+        engines_.pop_back();
+        return e;
+      }
+    }
+    return std::make_unique<batch_worker>(*configured_);
+  }
+  void release_engine(std::unique_ptr<batch_worker> e) {
+    std::lock_guard lock(engine_mu_);
+    engines_.push_back(std::move(e));
   }
 
   // --- requests ---
@@ -598,22 +688,21 @@ class extender {
   };
 
   // A decision's buffers, kept per thread between requests (the hot path allocates only the answer).
-  struct candidate {
-    std::string_view name;
-    const json* object = nullptr;  // full-Node mode
-    std::uint32_t error = 0;       // untranslatable node: 1 + its index in decision_scratch::errors
+  struct candidate {  // full-Node mode
+    const json* object = nullptr;
+    std::uint32_t error = 0;  // untranslatable node: 1 + its index in decision_scratch::errors
   };
   struct decision_scratch {
     std::string arena;  // the NodeNames elements read by nlohmann's reader
     std::vector<std::pair<std::uint32_t, std::uint32_t>> spans;
     std::vector<std::string_view> names;  // the NodeNames elements (in `arena` or simdjson's buffer)
-    std::vector<std::string> object_names;  // full-Node mode
+    std::vector<std::string> object_names;  // full-Node mode, and views of them
+    std::vector<std::string_view> object_views;
     std::vector<candidate> cands;
     std::vector<std::string> errors;  // full-Node mode: why a node is untranslatable
     std::vector<node_index> idx;      // each candidate's node, or name_index::none
-    std::vector<std::string_view> qnames;  // each candidate's name as a JSON string
     std::vector<std::size_t> unknown;      // candidates that are not nodes of the state
-    std::vector<std::size_t> extra_at;
+    std::vector<std::size_t> extra_at;     // where each unknown name starts in `extra`, and its end
     std::string extra;                     // the unknown names as JSON strings (prioritize)
     std::string failed, unresolvable;      // the filter answer's FailedNodes and FailedAndUnresolvableNodes members
     std::vector<node_index> feasible;
@@ -622,6 +711,7 @@ class extender {
     std::vector<std::uint8_t> need;
     std::string pod_text;  // the request's Pod, written canonically (filter_memo's key)
     std::vector<std::int64_t> raw, score_of;
+    std::vector<std::int32_t> totals;  // batched: each candidate's weighted total (-1: rejected)
 #ifdef GPUSCHED_EXTENDER_SIMDJSON
     std::string padded;                 // the body with simdjson's padding after it
     simdjson::dom::parser parser;       // its buffers are reused between requests
@@ -765,57 +855,55 @@ class extender {
     sc.pod_text = dump(pod_at.value());
 
     // Candidate nodes: full Node objects (nodeCacheCapable: false) or names (true).
-    auto& cands = sc.cands;
+    auto& cands = sc.cands;  // Node objects only
     cands.clear();
+    std::span<const std::string_view> cand_names;
     const auto nodes_at = root.get("Nodes");
     const auto names_at = root.get("NodeNames");
     if (nodes_at) {
       const auto items = nodes_at->at("items").items();
       std::vector<kube::kube_node> translated;
       sc.object_names.clear();
+      sc.object_views.clear();
       sc.errors.clear();
-      sc.object_names.reserve(items.size());  // no reallocation: cands view these strings
+      sc.object_names.reserve(items.size());  // no reallocation: the views point into these strings
       cands.reserve(items.size());
       for (const auto& it : items) {
         candidate c;
         c.object = &it.value();
         sc.object_names.push_back(kube::json_at(it.value(), it.path()).at("metadata").at("name").str());
-        c.name = sc.object_names.back();
+        sc.object_views.push_back(sc.object_names.back());
         try {
           translated.push_back(kube::translate_node(it.value(), it.path()));
         } catch (const invalid_argument_error& e) {
           sc.errors.emplace_back(e.what());
           c.error = static_cast<std::uint32_t>(sc.errors.size());
         }
-        cands.push_back(std::move(c));
+        cands.push_back(c);
       }
       upsert_nodes(translated);
+      cand_names = sc.object_views;
     } else if (names_at) {
       if (!names_at->value().is_array()) names_at->fail("expected an array, got " + std::string(names_at->value().type_name()));
-      cands.reserve(sc.names.size());
-      for (const std::string_view name : sc.names) cands.push_back(candidate{name, nullptr, 0});
+      cand_names = sc.names;
     } else {
       throw invalid_argument_error("Nodes", "one of Nodes or NodeNames is required");
     }
     remember_pending(kp);  // only a request read in full is remembered for its bind
 
-    const std::size_t m = cands.size();
+    const std::size_t m = cand_names.size();
     auto& idx = sc.idx;
     auto& why = sc.why;
-    auto& qnames = sc.qnames;
-    auto& feasible = sc.feasible;
-    auto& feasible_cand = sc.feasible_cand;
+    auto& totals = sc.totals;
     idx.resize(m);
     why.assign(m, reason::ok);
-    qnames.resize(m);
-    feasible.clear();
-    feasible_cand.clear();
     sc.unknown.clear();
     sc.extra.clear();
     sc.extra_at.clear();  // also cleared after use; here too, in case that use threw
     sc.failed.clear();
     sc.unresolvable.clear();
     auto prof = borrow_profile();
+    std::unique_ptr<batch_worker> bw = configured_ ? borrow_engine() : nullptr;
     std::string out;
     {
       std::shared_lock lock(mu_);
@@ -823,110 +911,175 @@ class extender {
       // Names to nodes, each tried first as the successor of the previous one's node.
       node_index hint = 0;
       for (std::size_t i = 0; i < m; ++i) {
-        const node_index n = cands[i].error != 0 ? name_index::none : names.find(cands[i].name, hint);
+        const node_index n = nodes_at && cands[i].error != 0 ? name_index::none : names.find(cand_names[i], hint);
         idx[i] = n;
-        if (n == name_index::none) {
-          sc.unknown.push_back(i);
-        } else {
-          qnames[i] = names.json_name(n);
-        }
+        if (n == name_index::none) sc.unknown.push_back(i);
         hint = n + 1;  // none + 1 is 0
       }
+      // The batch engine decides where the profile has a batch form, the table represents the nodes
+      // and the pod is in the engine's domain (a model type no node serves would need a new bit in
+      // the shared table, which only the exclusive lock may add).
+      bool batched = bw != nullptr && st_.table_ok &&
+                     (kp.spec.model_type.empty() || st_.table.model_types().find(kp.spec.model_type) >= 0);
+      if (batched) {
+        try {
+          bw->pods.assign(std::span<const pod>(&kp.spec, 1), st_.table);  // adds no bit: the model type is known
+        } catch (const invalid_argument_error&) {
+          batched = false;  // named resources, or values beyond the engine's exact domain
+        }
+      }
+      if (batched) {
+        if (bw->prepared != st_.table_build) {
+          bw->engine.prepare(st_.table);
+          bw->prepared = st_.table_build;
+        } else {
+          bw->engine.sync();  // the nodes reserved or released since this engine last ran
+        }
+        totals.assign(m, -1);
+      }
       const bool same_state = version_.load(std::memory_order_acquire) == v0;
-      // Prioritize takes the verdicts filter found for this pod in this state.
+      // Prioritize takes the verdicts (and, from the engine, the totals) filter found for this pod in
+      // this state.
       auto& need = sc.need;  // candidates whose node still needs the checks
       need.assign(m, 1);
       if (scores && same_state) {
         std::lock_guard memo_lock(memo_mu_);
-        if (memo_.version == v0 && memo_.pod == sc.pod_text) {
+        if (memo_.version == v0 && memo_.pod == sc.pod_text && (!batched || memo_.totals)) {
           for (std::size_t i = 0; i < m; ++i) {
             const node_index n = idx[i];
             if (n != name_index::none && n < memo_.stamp.size() && memo_.stamp[n] == memo_.epoch) {
               why[i] = memo_.why[n];
+              if (batched) totals[i] = memo_.total[n];
               need[i] = 0;
             }
           }
         }
       }
-      // The checks, one call per run of consecutive nodes (per node, the same as one call each).
-      for (std::size_t i = 0; i < m;) {
-        if (idx[i] == name_index::none || need[i] == 0) {
-          ++i;
-          continue;
+      // The checks (and, batched, the scores), one call per run of consecutive nodes.
+      const auto for_each_run = [&](auto&& f) {
+        for (std::size_t i = 0; i < m;) {
+          if (idx[i] == name_index::none || need[i] == 0) {
+            ++i;
+            continue;
+          }
+          std::size_t j = i + 1;
+          while (j < m && need[j] != 0 && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1) ++j;
+          f(i, j);
+          i = j;
         }
-        std::size_t j = i + 1;
-        while (j < m && need[j] != 0 && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1) ++j;
-        prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
-        i = j;
+      };
+      if (batched) {
+        const auto ca = bw->engine.make_check_args(bw->pods, 0);
+        const auto sa = bw->engine.make_score_args(bw->pods, 0);
+        for_each_run([&](std::size_t i, std::size_t j) {
+          bw->engine.score_range(ca, sa, idx[i], static_cast<std::uint32_t>(j - i), totals.data() + i);
+        });
+        // A rejected node's reason is the first check of the profile that rejects it.
+        bool agree = true;
+        for (std::size_t i = 0; i < m && agree; ++i) {
+          if (need[i] == 0 || idx[i] == name_index::none || totals[i] >= 0) continue;
+          prof->filter(st_.cluster, kp.spec, idx[i], 1, &why[i]);
+          agree = why[i] != reason::ok;
+        }
+        if (!agree) {  // never expected (the batch forms decide as the plugins): the plugins' verdicts stand
+          batched = false;
+          for (std::size_t i = 0; i < m; ++i) {
+            if (need[i] != 0) why[i] = reason::ok;
+          }
+        } else {
+          batched_.fetch_add(1, std::memory_order_relaxed);
+        }
+      }
+      if (!batched) {
+        for_each_run([&](std::size_t i, std::size_t j) { prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i); });
       }
       if (!scores && same_state) {
         std::lock_guard memo_lock(memo_mu_);
         if (memo_.version != v0 || memo_.pod != sc.pod_text) {
           memo_.version = v0;
           memo_.pod = sc.pod_text;
+          memo_.totals = batched;
           if (++memo_.epoch == 0) {  // after 2^32 pods: no old stamp may match
             std::fill(memo_.stamp.begin(), memo_.stamp.end(), 0);
             memo_.epoch = 1;
           }
         }
+        memo_.totals = memo_.totals && batched;
         if (memo_.stamp.size() < st_.cluster.size()) {
           memo_.stamp.resize(st_.cluster.size(), 0);
           memo_.why.resize(st_.cluster.size(), reason::ok);
+          memo_.total.resize(st_.cluster.size(), -1);
         }
         for (std::size_t i = 0; i < m; ++i) {
           if (idx[i] == name_index::none) continue;
           memo_.why[idx[i]] = why[i];
           memo_.stamp[idx[i]] = memo_.epoch;
-        }
-      }
-      for (std::size_t i = 0; i < m; ++i) {
-        if (idx[i] != name_index::none && why[i] == reason::ok) {
-          feasible.push_back(idx[i]);
-          feasible_cand.push_back(i);
+          if (batched) memo_.total[idx[i]] = totals[i];
         }
       }
       if (scores) {
         // Names not in the state are answered with score 0, quoted here.
         for (const std::size_t i : sc.unknown) {
-          const std::size_t at = sc.extra.size();
-          append_string(sc.extra, cands[i].name);
-          sc.extra_at.push_back(at);
+          sc.extra_at.push_back(sc.extra.size());
+          append_string(sc.extra, cand_names[i]);
         }
-        for (std::size_t u = 0; u < sc.unknown.size(); ++u) {
-          const std::size_t end = u + 1 < sc.unknown.size() ? sc.extra_at[u + 1] : sc.extra.size();
-          qnames[sc.unknown[u]] = std::string_view(sc.extra).substr(sc.extra_at[u], end - sc.extra_at[u]);
-        }
-        sc.extra_at.clear();
-        const std::size_t k = prof->score_plugin_count();
-        auto& raw = sc.raw;
-        raw.assign(k * feasible.size(), 0);
-        if (!feasible.empty() && k > 0) prof->score(st_.cluster, kp.spec, feasible, raw.data());
+        sc.extra_at.push_back(sc.extra.size());
         std::int64_t wsum = 0;
-        for (std::size_t s = 0; s < k; ++s) wsum += prof->score_plugin_weight(s);
+        for (std::size_t s = 0; s < prof->score_plugin_count(); ++s) wsum += prof->score_plugin_weight(s);
         auto& score_of = sc.score_of;
         score_of.assign(m, 0);
-        for (std::size_t j = 0; j < feasible.size(); ++j) {
-          std::int64_t total = 0;
-          for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
-          score_of[feasible_cand[j]] = extender_score(total, wsum);
+        if (batched) {
+          for (std::size_t i = 0; i < m; ++i) {
+            if (idx[i] != name_index::none && why[i] == reason::ok) score_of[i] = extender_score(totals[i], wsum);
+          }
+        } else {
+          auto& feasible = sc.feasible;
+          auto& feasible_cand = sc.feasible_cand;
+          feasible.clear();
+          feasible_cand.clear();
+          for (std::size_t i = 0; i < m; ++i) {
+            if (idx[i] != name_index::none && why[i] == reason::ok) {
+              feasible.push_back(idx[i]);
+              feasible_cand.push_back(i);
+            }
+          }
+          const std::size_t k = prof->score_plugin_count();
+          auto& raw = sc.raw;
+          raw.assign(k * feasible.size(), 0);
+          if (!feasible.empty() && k > 0) prof->score(st_.cluster, kp.spec, feasible, raw.data());
+          for (std::size_t j = 0; j < feasible.size(); ++j) {
+            std::int64_t total = 0;
+            for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
+            score_of[feasible_cand[j]] = extender_score(total, wsum);
+          }
         }
         // HostPriorityList, written into a buffer sized first (the text after each name is one of eleven).
         static constexpr std::string_view host = R"({"Host":)";
         static constexpr std::array<std::string_view, 11> score_tail = {
             R"(,"Score":0})", R"(,"Score":1})", R"(,"Score":2})", R"(,"Score":3})", R"(,"Score":4})", R"(,"Score":5})",
             R"(,"Score":6})", R"(,"Score":7})", R"(,"Score":8})", R"(,"Score":9})", R"(,"Score":10})"};
-        std::size_t size = 2 + (m == 0 ? 0 : m - 1);
-        for (std::size_t i = 0; i < m; ++i) size += host.size() + qnames[i].size() + score_tail[static_cast<std::size_t>(score_of[i])].size();
+        std::size_t size = 2 + (m == 0 ? 0 : m - 1) + sc.extra.size();
+        for (std::size_t i = 0; i < m; ++i) {
+          size += host.size() + score_tail[static_cast<std::size_t>(score_of[i])].size();
+          if (idx[i] != name_index::none) size += names.json_name(idx[i]).size();
+        }
         out.resize(size);
         char* p = out.data();
         *p++ = '[';
+        std::size_t u = 0;  // the next unknown name
         for (std::size_t i = 0; i < m; ++i) {
           if (i != 0) *p++ = ',';
           p = put(p, host);
-          p = put(p, qnames[i]);
+          if (idx[i] != name_index::none) {
+            p = put(p, names.json_name(idx[i]));
+          } else {
+            p = put(p, std::string_view(sc.extra).substr(sc.extra_at[u], sc.extra_at[u + 1] - sc.extra_at[u]));
+            ++u;
+          }
           p = put(p, score_tail[static_cast<std::size_t>(score_of[i])]);
         }
         *p++ = ']';
+        sc.extra_at.clear();
       } else {
         // ExtenderFilterResult. FailedAndUnresolvableNodes lists the unknown or untranslatable nodes
         // first, then those failing for a reason evicting pods cannot cure.
@@ -934,21 +1087,27 @@ class extender {
         std::string& failed = sc.failed;
         for (const std::size_t i : sc.unknown) {
           if (!unres.empty()) unres += ',';
-          append_string(unres, cands[i].name);
+          append_string(unres, cand_names[i]);
           unres += ':';
-          if (cands[i].error != 0) {
+          if (nodes_at && cands[i].error != 0) {
             append_string(unres, sc.errors[cands[i].error - 1]);
           } else {
-            append_string(unres, "node '" + std::string(cands[i].name) + "' is not in gpusched-extender's cache");
+            append_string(unres, "node '" + std::string(cand_names[i]) + "' is not in gpusched-extender's cache");
           }
           metrics_.unresolvable_node();
         }
+        std::size_t passed_names = 0, passed_bytes = 0;
         for (std::size_t i = 0; i < m; ++i) {
-          if (why[i] == reason::ok) continue;
+          if (idx[i] == name_index::none) continue;
+          if (why[i] == reason::ok) {
+            ++passed_names;
+            passed_bytes += names.json_name(idx[i]).size();
+            continue;
+          }
           metrics_.rejection(why[i]);
           std::string& to = unresolvable_reason(why[i]) ? unres : failed;
           if (!to.empty()) to += ',';
-          to += qnames[i];
+          to += names.json_name(idx[i]);
           to += ':';
           append_string(to, to_string(why[i]));
         }
@@ -959,12 +1118,13 @@ class extender {
         std::size_t size = head.size() + failed.size() + mid.size() + unres.size();
         if (nodes_at) {
           json passed = json::array();
-          for (const std::size_t i : feasible_cand) passed.push_back(*cands[i].object);
+          for (std::size_t i = 0; i < m; ++i) {
+            if (idx[i] != name_index::none && why[i] == reason::ok) passed.push_back(*cands[i].object);
+          }
           objects = R"(},"NodeNames":null,"Nodes":)" + dump(json{{"metadata", json::object()}, {"items", std::move(passed)}}) + "}";
           size += objects.size();
         } else {
-          size += by_name.size() + 2 + (feasible.empty() ? 0 : feasible.size() - 1);
-          for (const std::size_t i : feasible_cand) size += qnames[i].size();
+          size += by_name.size() + 2 + (passed_names == 0 ? 0 : passed_names - 1) + passed_bytes;
         }
         out.resize(size);
         char* p = out.data();
@@ -977,16 +1137,18 @@ class extender {
         } else {
           p = put(p, by_name);
           bool first = true;
-          for (const std::size_t i : feasible_cand) {
+          for (std::size_t i = 0; i < m; ++i) {
+            if (idx[i] == name_index::none || why[i] != reason::ok) continue;
             if (!first) *p++ = ',';
             first = false;
-            p = put(p, qnames[i]);
+            p = put(p, names.json_name(idx[i]));
           }
           *p++ = ']';
           *p++ = '}';
         }
       }
     }
+    if (bw) release_engine(std::move(bw));
     release_profile(std::move(prof));
     return {200, std::move(out)};
   }
@@ -1064,7 +1226,7 @@ class extender {
       uuids = st_.nodes[*n].gpu_uuids;
       if (gpus != 0) device_mem_mib = st_.cluster.gpus(*n)[static_cast<std::size_t>(std::countr_zero(gpus))].mem_total_mib;
       b.where = make_binding(kp->spec, *n, gpus);
-      st_.cluster.reserve(kp->spec, b.where);
+      reserve_locked(kp->spec, b.where);
       b.reserved = true;
       st_.pods.emplace(uid, b);
     }
@@ -1078,7 +1240,7 @@ class extender {
       if (!err.empty()) {
         auto lock = write_lock();
         if (const auto it = st_.pods.find(uid); it != st_.pods.end() && it->second.own_bind) {
-          if (it->second.reserved) st_.cluster.release(it->second.spec, it->second.where);
+          if (it->second.reserved) release_locked(it->second.spec, it->second.where);
           st_.pods.erase(it);
         }
         return fail("binding pod " + ns + "/" + name + " to '" + node + "': " + err);
@@ -1167,7 +1329,7 @@ class extender {
           continue;
         }
         if (!allowed) continue;
-        for (bound* b : known) st_.cluster.release(b->spec, b->where);
+        for (bound* b : known) release_locked(b->spec, b->where);
         const auto fits = [&] {
           reason r = reason::ok;
           prof->filter(st_.cluster, kp.spec, *n, 1, &r);
@@ -1180,9 +1342,9 @@ class extender {
             return a->spec.submit_time < b->spec.submit_time;
           });
           for (bound* b : known) {
-            st_.cluster.reserve(b->spec, b->where);
+            reserve_locked(b->spec, b->where);
             if (!fits()) {
-              st_.cluster.release(b->spec, b->where);
+              release_locked(b->spec, b->where);
               evicted.push_back(b);
             }
           }
@@ -1195,7 +1357,7 @@ class extender {
         } else {
           evicted = known;  // the node is dropped; put everything back
         }
-        for (bound* b : evicted) st_.cluster.reserve(b->spec, b->where);
+        for (bound* b : evicted) reserve_locked(b->spec, b->where);
       }
     }
     release_profile(std::move(prof));
@@ -1228,6 +1390,8 @@ class extender {
     std::string pod;
     std::vector<reason> why;             // by node_index
     std::vector<std::uint32_t> stamp;    // by node_index: == epoch where `why` is this memo's
+    std::vector<std::int32_t> total;     // by node_index: the batch engine's weighted total, when `totals`
+    bool totals = false;                 // every stamped node's total is kept (filter ran the engine)
     std::uint32_t epoch = 0;
   };
   std::mutex memo_mu_;  // taken inside the state lock, never the other way round
@@ -1236,6 +1400,15 @@ class extender {
 
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<profile_t>> pool_;
+
+  // The profile's configured batch form (none: the per-node plugins decide, batch_refusal_ says why)
+  // and engines over the state's node table (batch_worker), pooled as the profiles are.
+  std::optional<batch::configured_profile> configured_;
+  std::string batch_refusal_;
+  std::uint64_t table_builds_ = 0;  // under the exclusive lock
+  std::atomic<std::uint64_t> batched_{0};
+  std::mutex engine_mu_;
+  std::vector<std::unique_ptr<batch_worker>> engines_;
 
   std::mutex pending_mu_;
   std::unordered_map<std::string, kube::kube_pod> pending_;

@@ -6,6 +6,10 @@
 // Verbs (k8s.io/kube-scheduler extender/v1): POST /filter, /prioritize, /preempt, /bind; GET
 // /healthz and /metrics (Prometheus text format). Prints "listening on HOST:PORT" once it accepts
 // connections (port 0 picks a free one).
+// extender.hpp first: it includes Eigen (the batch engine), whose parameters named `_res` the
+// <resolv.h> that cpp-httplib pulls in would turn into a macro.
+#include "extender.hpp"
+
 #include <CLI/CLI.hpp>
 #include <httplib.h>
 
@@ -18,7 +22,6 @@
 #include <thread>
 
 #include "api_client.hpp"
-#include "extender.hpp"
 #include "http.hpp"
 
 namespace {
@@ -60,7 +63,11 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   app.add_flag("--compress", h.compress, "gzip answers to clients that accept it (costs CPU; for slow links)");
+  bool per_node = false;
+  app.add_flag("--per-node-plugins", per_node,
+               "decide /filter and /prioritize with the profile's per-node plugins, not the batch engine (same answers, slower)");
   CLI11_PARSE(app, argc, argv);
+  opts.batch = !per_node;
 
   const auto colon = listen.rfind(':');
   int port = -1;
@@ -83,6 +90,9 @@ int main(int argc, char** argv) {
   std::unique_ptr<api_client> api;
   try {
     ext = std::make_unique<extender>(read_file(config_path, "--config"), config_path, opts);
+    if (!ext->batch_refusal().empty()) {
+      std::fprintf(stderr, "gpusched-extender: /filter and /prioritize use the per-node plugins: %s\n", ext->batch_refusal().c_str());
+    }
     if (!api_server.empty()) {
       std::string token;
       if (!token_file.empty()) {

@@ -245,6 +245,27 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     }
   }
 
+  // One pod's weighted totals on nodes [first, first + count) into out[0..count) (-1: does not fit);
+  // returns how many fit. The same tiles as score_row, over a range: a host that holds a subset of
+  // the nodes (an extender's candidates, in runs of consecutive indices) scores just those. Const
+  // and thread-safe per worker (call sync() after changes). Not available for profiles that
+  // normalise (a node's score would depend on nodes outside the range).
+  std::uint32_t score_range(const check_args& ca, const score_args& sa, node_index first, std::uint32_t count, std::int32_t* out,
+                            unsigned worker = 0) const {
+    static_assert(!normalizes, "score_range needs a profile without normalising scorers");
+    if (static_cast<std::size_t>(first) + count > size_) throw std::out_of_range("batch_scorer::score_range: nodes beyond the table");
+    scratch& s = scratch_[worker];
+    std::uint32_t feasible = 0;
+    for (std::uint32_t done = 0; done < count;) {
+      const std::uint32_t n = std::min(opts_.node_tile, count - done);
+      std::int32_t tile_max = -1;
+      feasible += tile_totals(ca, sa, first + done, n, s, tile_max);
+      std::copy(s.total.data(), s.total.data() + n, out + done);
+      done += n;
+    }
+    return feasible;
+  }
+
   // Runs f(task, worker) for tasks [0, tasks) on the engine's threads (worker < threads()).
   template <class F>
   void parallel_for(std::size_t tasks, F&& f) {
@@ -812,7 +833,11 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   template <class Sc>
   static void tile_add_scalar(const typename batch_plugin<Sc>::node_view& v, const typename batch_plugin<Sc>::pod_args& a,
                               std::int32_t w, std::uint32_t first, std::uint32_t count, double* __restrict out) noexcept {
-    for (std::uint32_t i = 0; i < count; ++i) out[i] += w * static_cast<double>(batch_plugin<Sc>::score(v, a, first + i));
+    if constexpr (HasScoreTile<Sc>) {
+      batch_plugin<Sc>::score_tile(v, a, w, first, count, out);
+    } else {
+      for (std::uint32_t i = 0; i < count; ++i) out[i] += w * static_cast<double>(batch_plugin<Sc>::score(v, a, first + i));
+    }
   }
 
   // Profiles with a normalising scorer: a first pass gives the feasible nodes and each normalising

@@ -8,8 +8,9 @@
 // The plugins are found by type among the descriptors' check_types / score_types
 // (profile/builtin_plugins.hpp, or a host's own plugin_list); a plugin without a batch form is
 // refused with invalid_argument_error naming it. Decisions are those of the static profile with the
-// same plugins; speed is lower (one virtual call per plugin and pair, no SIMD lanes; checks run per
-// tile). CPU engine only. Scores are summed in 64 bits and must fit the engine's 32-bit totals.
+// same plugins; speed is lower (one virtual call per plugin and tile: checks through their tile
+// forms, scorers through their lane forms at the build's native width, not the run-time widest).
+// CPU engine only. Scores are summed in 64 bits and must fit the engine's 32-bit totals.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,7 @@
 #include "gpusched/batch/plugin.hpp"
 #include "gpusched/batch/pod_table.hpp"
 #include "gpusched/batch/scorers.hpp"
+#include "gpusched/batch/simd.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/profile/builtin_plugins.hpp"
 #include "gpusched/profile/dynamic_profile.hpp"
@@ -62,6 +64,10 @@ class erased_part {
   virtual void fits_tile(const erased_args_slot& a, std::uint32_t first, std::uint32_t count, std::int32_t* mask) const = 0;
   [[nodiscard]] virtual bool fits(const erased_args_slot& a, std::uint32_t n) const = 0;
   [[nodiscard]] virtual std::int32_t score(const erased_args_slot& a, std::uint32_t n) const = 0;
+  // out[i] += w * score of node first + i, for a tile: one virtual call per tile, the scorer's lane
+  // form inside where it has one.
+  virtual void add_score_tile(const erased_args_slot& a, std::int64_t w, std::uint32_t first, std::uint32_t count,
+                              double* out) const = 0;
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::int64_t weight() const noexcept { return weight_; }
 
@@ -114,6 +120,23 @@ class erased_part_of final : public erased_part {
       return form::score(view_, args(a), n);
     } else {
       return 0;
+    }
+  }
+  void add_score_tile(const erased_args_slot& a, std::int64_t w, std::uint32_t first, std::uint32_t count,
+                      double* out) const override {
+    if constexpr (BatchScorer<P>) {
+      const double wd = static_cast<double>(w);
+      std::uint32_t i = 0;
+#if GPUSCHED_BATCH_SIMD
+      if constexpr (HasLaneScore<P, simd_double>) {  // lane scores hold integers (batch/plugin.hpp)
+        using out_t = simd<simd_lanes>::f64_u;
+        for (; i + simd_lanes <= count; i += simd_lanes) {
+          const simd_double x = form::template score_as<simd_double>(view_, args(a), first + i);
+          *reinterpret_cast<out_t*>(out + i) = *reinterpret_cast<const out_t*>(out + i) + wd * x;
+        }
+      }
+#endif
+      for (; i < count; ++i) out[i] += wd * static_cast<double>(form::score(view_, args(a), first + i));
     }
   }
 
@@ -218,6 +241,12 @@ struct batch_plugin<configured_scores> : detail::erased_list_form {
       total += v.parts->parts[k]->weight() * v.parts->parts[k]->score(a.slot[k], n);
     }
     return static_cast<std::int32_t>(total);
+  }
+  static void score_tile(const node_view& v, const pod_args& a, std::int64_t w, std::uint32_t first, std::uint32_t count,
+                         double* out) noexcept {
+    for (std::size_t k = 0; k < v.parts->parts.size(); ++k) {
+      v.parts->parts[k]->add_score_tile(a.slot[k], w * v.parts->parts[k]->weight(), first, count, out);
+    }
   }
 };
 

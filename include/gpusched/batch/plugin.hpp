@@ -30,6 +30,10 @@
 //                                  computes once per tile for a group of pods (per-thread scratch; SIMD builds)
 //            template <std::uint32_t L> fits_lanes(view, args, n, const tile_summary&, std::uint32_t i)
 //                                  the lane form reading them (i = n - first)
+//            static void score_tile(const node_view&, const pod_args&, std::int64_t w, std::uint32_t first,
+//                                  std::uint32_t count, double* out);   out[i] += w * score, for scorers
+//                                  without a lane form (one call per tile instead of one per pair:
+//                                  batch/configured.hpp's erased scorers)
 //
 // The foundation plugins are specialised in batch/checks.hpp and batch/scorers.hpp, FGD in
 // batch/fgd_plugin.hpp; a new plugin (a host's own) adds its specialisation next to it and
@@ -111,6 +115,11 @@ concept HasLaneScore = requires(const typename batch_plugin<P>::node_view& v, co
 template <class P>
 concept HasFitsTile = requires(const typename batch_plugin<P>::node_view& v, const typename batch_plugin<P>::pod_args& a,
                                std::uint32_t n, std::int32_t* mask) { batch_plugin<P>::fits_tile(v, a, n, n, mask); };
+
+// A tile form of a scorer without a lane form (CPU engine): out[i] += w * score of node first + i.
+template <class P>
+concept HasScoreTile = requires(const typename batch_plugin<P>::node_view& v, const typename batch_plugin<P>::pod_args& a,
+                                std::uint32_t n, double* out) { batch_plugin<P>::score_tile(v, a, std::int64_t{1}, n, n, out); };
 
 // A lane form of a check (CPU engine, batch/simd.hpp): with one for every check of a profile whose
 // scorers all have lane forms, the engine filters and scores in one pass over the nodes.
