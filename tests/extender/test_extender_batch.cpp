@@ -218,4 +218,27 @@ TEST_CASE("extender/batch: the batch engine is used where it can be, and says wh
   CHECK(tainted.batched_decisions() == 0);
 }
 
+TEST_CASE("extender/scale: the extender score of a weighted sum, by division and by thresholds") {
+  // The seed's weights, 10 + 5: den = 1500, score = (10 * weighted + 750) / 1500, at most 10.
+  // 1425 = LoadAware 100 x 10 + ModelAffinity 85 x 5: (14250 + 750) / 1500 = 10; one less: 14990 / 1500 = 9.
+  // 75: 1500 / 1500 = 1; 74: 1490 / 1500 = 0. 1500 (every score 100): 10.
+  const std::pair<std::int64_t, std::int64_t> cases[] = {{0, 0}, {74, 0}, {75, 1}, {224, 1}, {225, 2}, {1424, 9}, {1425, 10}, {1500, 10}, {-5, 0}};
+  const gpusched::extender::extender_scale scale(15);
+  for (const auto& [weighted, score] : cases) {
+    CAPTURE(weighted);
+    CHECK(gpusched::extender::extender_score(weighted, 15) == score);
+    CHECK(scale(weighted) == score);
+  }
+  // Weight 1 (den 100): 5 -> (50 + 50) / 100 = 1, 4 -> 0, 95 -> 10, 94 -> 9; no weights: 0.
+  const gpusched::extender::extender_scale one(1);
+  CHECK(one(4) == 0);
+  CHECK(one(5) == 1);
+  CHECK(one(94) == 9);
+  CHECK(one(95) == 10);
+  CHECK(gpusched::extender::extender_scale(0)(1000) == 0);
+  for (std::int64_t w : {1, 2, 7, 15, 100, 800}) {
+    for (std::int64_t x = -10; x <= 100 * w + 10; ++x) CHECK(gpusched::extender::extender_scale(w)(x) == gpusched::extender::extender_score(x, w));
+  }
+}
+
 #endif
