@@ -163,3 +163,20 @@ TEST_CASE("batch.configured: score_range gives a pod's totals on any run of node
   }
   CHECK_THROWS_AS(engine.score_range(engine.make_check_args(pt, 0), engine.make_score_args(pt, 0), 149, 2, nullptr), std::out_of_range);
 }
+
+TEST_CASE("batch.configured: an engine's prepared memory counts the erased plugins' own columns") {
+  // The seed's plugins: GPUCheck and ModelAffinity read the node table only, NodeResourcesFit keeps
+  // two 8-byte ceilings per node and LoadAware its prepared columns (docs/batch.md, "Tables and
+  // their memory"): the configured form holds exactly what the static profile's engine holds.
+  const dyn prof = from_yaml("      - name: LoadAware\n        weight: 10\n      - name: ModelAffinity\n        weight: 5\n");
+  std::mt19937_64 rng(5);
+  const in_memory_cluster c = testing::random_cluster(rng, 40);
+  batch::node_table t(c);
+  auto configured = batch::make_batch_scorer(batch::configured(prof));
+  configured.prepare(t);
+  auto fixed = batch::make_batch_scorer(
+      make_profile(checks(resource_fit{}, gpu_check{}), scores(weighted{load_aware{}, 10}, weighted{model_affinity{}, 5})));
+  fixed.prepare(t);
+  CHECK(configured.prepared_bytes() == fixed.prepared_bytes());
+  CHECK(configured.prepared_bytes() >= 16 * 40);  // NodeResourcesFit's ceilings at least
+}

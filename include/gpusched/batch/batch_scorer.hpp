@@ -295,6 +295,12 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     };
     std::apply([&](const auto&... p) { (add(p), ...); }, check_prep_);
     std::apply([&](const auto&... p) { (add(p), ...); }, score_prep_);
+    // Per-node data a plugin keeps outside its listed columns (batch/configured.hpp's erased parts).
+    auto add_hidden = [&](const auto& prep) {
+      if constexpr (requires { prep.hidden_bytes(); }) bytes += prep.hidden_bytes();
+    };
+    std::apply([&](const auto&... p) { (add_hidden(p), ...); }, check_prep_);
+    std::apply([&](const auto&... p) { (add_hidden(p), ...); }, score_prep_);
     return bytes;
   }
 
@@ -363,16 +369,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     score_views_ = std::apply([](const auto&... p) { return score_views{p.view()...}; }, score_prep_);
   }
 
-  bool is_table_column(const void* p) const noexcept {
-    if (table_ == nullptr) return false;
-    const void* own[] = {table_->cpu_capacity().data(), table_->cpu_allocated().data(), table_->mem_capacity().data(),
-                         table_->mem_allocated().data(), table_->gpu_count().data(),   table_->model_mask().data(),
-                         table_->milli_free().data(),    table_->mem_free().data(),    table_->model_bit().data()};
-    for (const void* o : own) {
-      if (o == p) return true;
-    }
-    return false;
-  }
+  bool is_table_column(const void* p) const noexcept { return table_ != nullptr && table_->owns(p); }
 
   void require_table() const {
     if (table_ == nullptr) throw std::logic_error("batch_scorer: call prepare(node_table) first");

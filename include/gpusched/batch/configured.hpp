@@ -68,6 +68,8 @@ class erased_part {
   // form inside where it has one.
   virtual void add_score_tile(const erased_args_slot& a, std::int64_t w, std::uint32_t first, std::uint32_t count,
                               double* out) const = 0;
+  // Bytes of the plugin's prepared per-node data outside the node table (batch_scorer::prepared_bytes).
+  [[nodiscard]] virtual std::size_t prepared_bytes() const = 0;
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   [[nodiscard]] std::int64_t weight() const noexcept { return weight_; }
 
@@ -91,6 +93,7 @@ class erased_part_of final : public erased_part {
   void build(const node_table& t) override {
     prep_.build(plugin_, t);
     view_ = prep_.view();
+    table_ = &t;
   }
   void update(const node_table& t, node_index n) override {
     prep_.update(plugin_, t, n);
@@ -122,6 +125,13 @@ class erased_part_of final : public erased_part {
       return 0;
     }
   }
+  [[nodiscard]] std::size_t prepared_bytes() const override {
+    std::size_t bytes = 0;
+    for (const column_ref& c : prep_.columns()) {
+      if (table_ == nullptr || !table_->owns(c.data)) bytes += c.bytes();
+    }
+    return bytes;
+  }
   void add_score_tile(const erased_args_slot& a, std::int64_t w, std::uint32_t first, std::uint32_t count,
                       double* out) const override {
     if constexpr (BatchScorer<P>) {
@@ -147,6 +157,7 @@ class erased_part_of final : public erased_part {
   P plugin_;
   typename form::prepared prep_;
   typename form::node_view view_{};
+  const node_table* table_ = nullptr;  // the table built on (its columns are not this part's memory)
 };
 
 // The prepared parts of one configured_checks / configured_scores, on the heap so that views
@@ -196,6 +207,13 @@ class erased_list_prepared {
   }
   [[nodiscard]] std::array<column_ref, 0> columns() const noexcept { return {}; }
   [[nodiscard]] typename erased_list_form::node_view view() const noexcept { return {state_.get()}; }
+  [[nodiscard]] std::size_t hidden_bytes() const {
+    std::size_t bytes = 0;
+    if (state_) {
+      for (const auto& p : state_->parts) bytes += p->prepared_bytes();
+    }
+    return bytes;
+  }
 
  private:
   std::unique_ptr<erased_parts> state_;

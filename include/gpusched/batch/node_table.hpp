@@ -172,6 +172,16 @@ class node_table {
   [[nodiscard]] std::uint32_t revision() const noexcept { return revision_; }
 
   // Memory held by the table, for the documentation's claim (bytes per node and per GPU slot).
+  // Whether p is the data of one of the table's own columns (engines count their memory without them).
+  [[nodiscard]] bool owns(const void* p) const noexcept {
+    const void* own[] = {cpu_capacity().data(), cpu_allocated().data(), mem_capacity().data(), mem_allocated().data(),
+                         gpu_count().data(),    model_mask().data(),    milli_free().data(),   mem_free().data(),
+                         model_bit().data()};
+    for (const void* o : own) {
+      if (o == p) return true;
+    }
+    return false;
+  }
   [[nodiscard]] std::size_t bytes() const noexcept {
     const std::size_t n = size();
     return n * (4 * sizeof(std::int64_t) + sizeof(std::int32_t) + sizeof(node_metrics) + 1 + sizeof(std::uint64_t) +
