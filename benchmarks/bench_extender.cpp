@@ -11,11 +11,13 @@
 
 #if __has_include(<yaml-cpp/yaml.h>)
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "../tools/extender/extender.hpp"
 
@@ -198,6 +200,68 @@ BENCHMARK(BM_ExtenderLoopback)
     ->Args({5000, 5000, 1000, 1, 0, 1, 0})  // the same request, gzip off (gpusched-extender's default)
     ->Args({5000, 500, 1000, 1, 0, 1, 1})
     ->Args({5000, 500, 1000, 1, 0, 1, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Sustained decisions per second with the server on one core: `clients` kept-alive connections,
+// each on its own thread on the other CPUs, send decisions (POST /filter then POST /prioritize, as in
+// BM_ExtenderLoopback) as fast as they are answered, 200 per client per iteration. The server's
+// request threads all run on CPU 0, so items/s (real time) is what one core sustains when it is kept
+// busy, not one client's round trip; server_us is its CPU time per decision as above. Arguments:
+// nodes, names per request, client connections.
+void BM_ExtenderSustained(benchmark::State& state) {
+  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  httplib::Server svr;
+  gpusched::extender::http_options h;
+  gpusched::extender::serve(svr, f.ext, h);
+  const int port = svr.bind_to_any_port("127.0.0.1");
+  std::thread t([&] {
+    pin(0, false);
+    pthread_setname_np(pthread_self(), "ext-server");
+    svr.listen_after_bind();
+  });
+  while (!svr.is_running()) std::this_thread::yield();
+  const auto clients = static_cast<int>(state.range(2));
+  constexpr int per_client = 200;
+  std::atomic<bool> failed{false};
+  std::atomic<std::int64_t> client_ns{0};  // the client threads' CPU time
+  double process_cpu = 0;
+  for (auto _ : state) {
+    const double p0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    std::vector<std::thread> threads;
+    for (int c = 0; c < clients; ++c) {
+      threads.emplace_back([&] {
+        pin(0, true);
+        const double c0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+        {
+          httplib::Client cli("127.0.0.1", port);
+          cli.set_keep_alive(true);
+          cli.set_tcp_nodelay(true);
+          for (int i = 0; i < per_client; ++i) {
+            auto a = cli.Post("/filter", f.body, "application/json");
+            auto b = cli.Post("/prioritize", f.body, "application/json");
+            if (!a || !b || a->status != 200 || b->status != 200) failed = true;
+          }
+        }
+        client_ns += static_cast<std::int64_t>(1e9 * (cpu_seconds(CLOCK_THREAD_CPUTIME_ID) - c0));
+      });
+    }
+    for (auto& th : threads) th.join();
+    process_cpu += cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - p0;
+  }
+  svr.stop();
+  t.join();
+  if (failed) state.SkipWithError("request failed");
+  const double n = static_cast<double>(state.iterations()) * clients * per_client;
+  const double server_us = 1e6 * (process_cpu - 1e-9 * static_cast<double>(client_ns.load())) / n;
+  state.counters["server_us"] = server_us;
+  state.counters["server_decisions_per_cpu_s"] = server_us > 0 ? 1e6 / server_us : 0;
+  state.SetItemsProcessed(static_cast<std::int64_t>(n));
+}
+BENCHMARK(BM_ExtenderSustained)
+    ->Args({5000, 5000, 2})
+    ->Args({5000, 5000, 4})
+    ->Args({5000, 500, 4})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 #endif

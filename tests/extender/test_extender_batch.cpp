@@ -104,7 +104,7 @@ std::string random_pending(std::mt19937_64& rng, int i) {
   }
   json meta = {{"name", "p" + std::to_string(i)}, {"namespace", "default"}, {"uid", "u-" + std::to_string(i)}};
   if (rng() % 2 == 0) meta["labels"] = {{"ai.tencent.com/model-type", model_types[rng() % 3]}};
-  if (rng() % 5 == 0) meta["annotations"] = {{"nvidia.com/use-gputype", gpu_models[rng() % 3]}};
+  if (rng() % 5 == 0) meta["annotations"] = {{"nvidia.com/use-gputype", rng() % 4 == 0 ? "H100-SXM5-80GB" : gpu_models[rng() % 3]}};  // H100: on no node
   const json pod = {{"metadata", meta}, {"spec", {{"containers", json::array({{{"name", "c"}, {"resources", {{"limits", limits}}}}})}}}};
   return pod.dump();
 }
