@@ -53,7 +53,9 @@ struct fixture {
 
   // shuffled: the names in a random order (fixed seed) instead of the state's, so that no lookup
   // finds its node next to the previous one's and every name goes through the hash table.
-  fixture(int nodes, int sent, bool simdjson = true, bool shuffled = false)
+  // rejected: the pod accepts only T4s, which no node has, so every node is rejected (and each
+  // needs its reason).
+  fixture(int nodes, int sent, bool simdjson = true, bool shuffled = false, bool rejected = false)
       : ext(read_config(), "data/scheduler-config.yaml", reader(simdjson)) {
     std::vector<gpusched::kube::kube_node> ns;
     std::vector<std::string> sent_names;
@@ -84,8 +86,9 @@ struct fixture {
       running.push_back(p);
     }
     ext.replace_pods(running);
-    const json pod = {{"metadata", {{"name", "infer"}, {"namespace", "default"}, {"uid", "u-bench"},
-                                    {"labels", {{"ai.tencent.com/model-type", "resnet50"}}}}},
+    json meta = {{"name", "infer"}, {"namespace", "default"}, {"uid", "u-bench"}, {"labels", {{"ai.tencent.com/model-type", "resnet50"}}}};
+    if (rejected) meta["annotations"] = {{"nvidia.com/use-gputype", "T4"}};
+    const json pod = {{"metadata", meta},
                       {"spec", {{"containers", json::array({{{"name", "c"}, {"resources", {{"limits", {{"cpu", "2"}, {"memory", "8Gi"},
                                   {"nvidia.com/gpu", "1"}, {"nvidia.com/gpucores", "50"}}}}}}})}}}};
     body = json{{"Pod", pod}, {"NodeNames", names}, {"Nodes", nullptr}}.dump();
@@ -105,6 +108,21 @@ void BM_ExtenderFilter(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+// Every node rejected (fixture's `rejected`): the worst case for reasons, which come from the
+// profile's per-node plugins.
+void BM_ExtenderFilterRejecting(benchmark::State& state) {
+  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), true, false, true);
+  for (auto _ : state) {
+    auto a = f.ext.filter(f.body);
+    auto b = f.ext.prioritize(f.body);
+    if (a.status != 200 || b.status != 200 || a.body.find("NodeNames\":[]") == std::string::npos) state.SkipWithError("not rejected");
+    benchmark::DoNotOptimize(a.body.data());
+    benchmark::DoNotOptimize(b.body.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ExtenderFilterRejecting)->Args({5000, 5000})->Args({5000, 500})->Unit(benchmark::kMillisecond)->UseRealTime();
+
 BENCHMARK(BM_ExtenderFilter)
     ->Args({5000, 5000, 1, 0})
     ->Args({5000, 5000, 0, 0})

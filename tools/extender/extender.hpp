@@ -1008,12 +1008,18 @@ class extender {
         for_each_run([&](std::size_t i, std::size_t j) {
           bw->engine.score_range(ca, sa, idx[i], static_cast<std::uint32_t>(j - i), totals.data() + i);
         });
-        // A rejected node's reason is the first check of the profile that rejects it.
+        // A rejected node's reason is the first check of the profile that rejects it: the plugins,
+        // one call per run of consecutive rejected nodes.
         bool agree = true;
-        for (std::size_t i = 0; i < m && agree; ++i) {
-          if (need[i] == 0 || idx[i] == name_index::none || totals[i] >= 0) continue;
-          prof->filter(st_.cluster, kp.spec, idx[i], 1, &why[i]);
-          agree = why[i] != reason::ok;
+        for (std::size_t i = 0; i < m && agree;) {
+          if (need[i] == 0 || idx[i] == name_index::none || totals[i] >= 0) {
+            ++i;
+            continue;
+          }
+          std::size_t j = i + 1;
+          while (j < m && need[j] != 0 && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1 && totals[j] < 0) ++j;
+          prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
+          for (; i < j; ++i) agree = agree && why[i] != reason::ok;
         }
         if (!agree) {  // never expected (the batch forms decide as the plugins): the plugins' verdicts stand
           batched = false;
@@ -1144,7 +1150,7 @@ class extender {
           if (!to.empty()) to += ',';
           to += names.json_name(idx[i]);
           to += ':';
-          append_string(to, to_string(why[i]));
+          to += quoted_reason(why[i]);
         }
         static constexpr std::string_view head = R"({"Error":"","FailedNodes":{)";
         static constexpr std::string_view mid = R"(},"FailedAndUnresolvableNodes":{)";
@@ -1212,6 +1218,16 @@ class extender {
     } else {
       out += json(std::string(s)).dump(-1, ' ', false, json::error_handler_t::replace);
     }
+  }
+
+  // to_string(r) as a JSON string, written once.
+  static std::string_view quoted_reason(reason r) {
+    static const std::array<std::string, reason_count> quoted = [] {
+      std::array<std::string, reason_count> q;
+      for (std::size_t i = 0; i < reason_count; ++i) append_string(q[i], to_string(static_cast<reason>(i)));
+      return q;
+    }();
+    return quoted[static_cast<std::size_t>(r)];
   }
 
   // A failure that evicting pods cannot cure: the node lacks the GPUs or the model at all.
