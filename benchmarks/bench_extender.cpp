@@ -41,11 +41,30 @@ std::string read_config() {
   return ss.str();
 }
 
-gpusched::extender::options reader(bool simdjson) {
+gpusched::extender::options reader(bool simdjson, bool batch = true) {
   gpusched::extender::options o;
   o.simdjson = simdjson;
+  o.batch = batch;
   return o;
 }
+
+// The seed's plugins in a v1 file: Kubernetes' default plugins join them (NodeResourcesFit,
+// BalancedAllocation, and the node-constraint filters and scorers, which have no batch form).
+const char* const v1_config = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: ai-scheduler
+  plugins:
+    filter:
+      enabled:
+      - name: GPUCheck
+    score:
+      enabled:
+      - name: LoadAware
+        weight: 10
+      - name: ModelAffinity
+        weight: 5
+)";
 
 struct fixture {
   extender ext;
@@ -55,8 +74,9 @@ struct fixture {
   // finds its node next to the previous one's and every name goes through the hash table.
   // rejected: the pod accepts only T4s, which no node has, so every node is rejected (and each
   // needs its reason).
-  fixture(int nodes, int sent, bool simdjson = true, bool shuffled = false, bool rejected = false)
-      : ext(read_config(), "data/scheduler-config.yaml", reader(simdjson)) {
+  fixture(int nodes, int sent, bool simdjson = true, bool shuffled = false, bool rejected = false,
+          const std::string& config = read_config(), bool batch = true)
+      : ext(config, "data/scheduler-config.yaml", reader(simdjson, batch)) {
     std::vector<gpusched::kube::kube_node> ns;
     std::vector<std::string> sent_names;
     for (int i = 0; i < nodes; ++i) {
@@ -121,6 +141,21 @@ void BM_ExtenderFilterRejecting(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
+// The seed's plugins in a v1 file (v1_config): the defaults' node-constraint plugins run node by
+// node beside the engine (third argument 1) or the whole profile through the plugins (0).
+void BM_ExtenderFilterV1(benchmark::State& state) {
+  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), true, false, false, v1_config, state.range(2) != 0);
+  for (auto _ : state) {
+    auto a = f.ext.filter(f.body);
+    auto b = f.ext.prioritize(f.body);
+    if (a.status != 200 || b.status != 200) state.SkipWithError("request failed");
+    benchmark::DoNotOptimize(a.body.data());
+    benchmark::DoNotOptimize(b.body.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_ExtenderFilterV1)->Args({5000, 5000, 1})->Args({5000, 5000, 0})->Args({5000, 500, 1})->Args({5000, 500, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
+
 BENCHMARK(BM_ExtenderFilterRejecting)->Args({5000, 5000})->Args({5000, 500})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 BENCHMARK(BM_ExtenderFilter)

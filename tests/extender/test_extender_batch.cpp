@@ -3,7 +3,7 @@
 // the bytes of the profile's per-node plugins (options::batch = false): over random clusters,
 // running pods, pending pods and lists of names (in order, shuffled, repeated, unknown), with
 // prioritize after filter (the kept verdicts and totals), and after binds and node changes (the table
-// kept in step). A profile without a batch form is answered by the plugins, and says why.
+// kept in step), also for a v1 file whose Kubernetes defaults (node constraints) run node by node.
 #include <doctest/doctest.h>
 
 #if __has_include(<yaml-cpp/yaml.h>)
@@ -49,6 +49,25 @@ profiles:
       - name: QoSAware
 )";
 
+// A v1 file: Kubernetes' default plugins join the seed's (kube_defaults.hpp), among them
+// NodeUnschedulable, TaintToleration and NodeAffinity, filters and scorers without batch forms that
+// the extender runs node by node beside the engine.
+const char* const v1_config = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: ai-scheduler
+  plugins:
+    filter:
+      enabled:
+      - name: GPUCheck
+    score:
+      enabled:
+      - name: LoadAware
+        weight: 10
+      - name: ModelAffinity
+        weight: 5
+)";
+
 const char* const gpu_models[] = {"V100-SXM2-32GB", "T4", "A100-SXM4-40GB"};
 const int gpu_mem[] = {32768, 16384, 40960};
 const char* const model_types[] = {"resnet50", "bert", "gpt2"};
@@ -61,6 +80,15 @@ std::vector<kube_node> random_nodes(std::mt19937_64& rng, int count) {
                                  static_cast<std::int64_t>(8192 * (1 + rng() % 32)), {}, ""};
     const int kind = static_cast<int>(rng() % 4);  // one in four without GPUs
     if (kind < 3) n.spec.add_gpus(1 + static_cast<int>(rng() % 8), gpu_models[kind], gpu_mem[kind], 0);
+    // Node constraints (NodeUnschedulable, TaintToleration, NodeAffinity read them): cordoned nodes,
+    // NoSchedule and PreferNoSchedule taints the pending pods do not tolerate, labels.
+    switch (rng() % 8) {
+      case 0: n.spec.constraints.unschedulable = true; break;
+      case 1: n.spec.constraints.taints.push_back({gpusched::label_name("dedicated"), gpusched::label_name("infer"), gpusched::taint_effect::no_schedule}); break;
+      case 2: n.spec.constraints.taints.push_back({gpusched::label_name("spot"), gpusched::label_name("true"), gpusched::taint_effect::prefer_no_schedule}); break;
+      case 3: n.spec.constraints.labels.push_back({gpusched::label_name("zone"), gpusched::label_name("a")}); break;
+      default: break;
+    }
     out.push_back(std::move(n));
   }
   return out;
@@ -190,6 +218,10 @@ TEST_CASE("extender/batch: the batch engine answers filter and prioritize as the
   SUBCASE("the seed's profile") { CHECK(compare(seed_config, 1, 40, 60) == 0); }
   SUBCASE("Kubernetes' scores beside the seed's") { CHECK(compare(wide_config, 2, 40, 60) == 0); }
   SUBCASE("more nodes than a tile (512), names in runs") { CHECK(compare(seed_config, 3, 1100, 12) == 0); }
+  SUBCASE("a v1 file: Kubernetes' node-constraint plugins node by node beside the engine") {
+    CHECK(compare(v1_config, 4, 40, 60) == 0);
+    CHECK(compare(v1_config, 5, 600, 10) == 0);
+  }
 }
 
 TEST_CASE("extender/batch: the batch engine is used where it can be, and says why not where it cannot") {
@@ -209,13 +241,26 @@ TEST_CASE("extender/batch: the batch engine is used where it can be, and says wh
   REQUIRE(ask(R"(,"labels":{"ai.tencent.com/model-type":"never-seen"})").status == 200);
   CHECK(ext.batched_decisions() == 2);
 
-  // TaintToleration has no batch form: the whole profile runs on the plugins.
+  // TaintToleration has no batch form: it runs node by node beside the engine.
   const std::string taints = std::string(seed_config) + "    filter:\n      enabled:\n      - name: TaintToleration\n";
   extender tainted(taints, "test.yaml");
-  CHECK(tainted.batch_refusal().find("TaintToleration") != std::string::npos);
+  CHECK(tainted.batch_refusal().empty());
+  CHECK(tainted.per_node_plugins() == std::vector<std::string>{"TaintToleration"});
   gpusched::extender::testing::seed_two_nodes(tainted);
   REQUIRE(tainted.filter(R"({"Pod":{"metadata":{"name":"p","uid":"u"},"spec":{"containers":[]}},"NodeNames":["a"]})").status == 200);
-  CHECK(tainted.batched_decisions() == 0);
+  CHECK(tainted.batched_decisions() == 1);
+
+  // A v1 file: the defaults' node-constraint filters and scorers.
+  extender v1(v1_config, "test.yaml");
+  CHECK(v1.batch_refusal().empty());
+  CHECK(v1.per_node_plugins() == std::vector<std::string>{"NodeUnschedulable", "TaintToleration", "NodeAffinity", "TaintToleration", "NodeAffinity"});
+
+  // Turned off: the plugins decide, and say so.
+  gpusched::extender::options off;
+  off.batch = false;
+  extender plain(seed_config, "test.yaml", off);
+  CHECK(plain.batch_refusal() == "turned off (options.batch)");
+  CHECK(plain.per_node_plugins().empty());
 }
 
 TEST_CASE("extender/scale: the extender score of a weighted sum, by division and by thresholds") {

@@ -120,8 +120,11 @@ class extender {
       batch_refusal_ = "turned off (options.batch)";
     } else {
       try {
-        configured_.emplace(batch::configured(*prof));
+        configured_.emplace(batch::configured_split(*prof, per_node_));
+        for (const std::size_t k : per_node_.checks) per_node_names_.emplace_back(prof->check_name(k));
+        for (const std::size_t k : per_node_.scores) per_node_names_.emplace_back(prof->score_plugin_name(k));
       } catch (const invalid_argument_error& e) {
+        per_node_ = {};
         batch_refusal_ = e.what();  // a plugin without a batch form, a normalising scorer, ...
       }
     }
@@ -137,6 +140,10 @@ class extender {
   // Why /filter and /prioritize run the profile's per-node plugins rather than the batch engine
   // (empty: the engine, wherever the pod and the nodes are in its domain).
   [[nodiscard]] const std::string& batch_refusal() const noexcept { return batch_refusal_; }
+  // The profile's plugins the batch engine does not hold, which run through the plugins themselves:
+  // checks without a batch form on the nodes the engine passes, scorers without one (or normalising)
+  // on the feasible nodes (Kubernetes' node-constraint plugins, for one). Checks first.
+  [[nodiscard]] const std::vector<std::string>& per_node_plugins() const noexcept { return per_node_names_; }
   // For tests: how many /filter and /prioritize requests the batch engine decided.
   [[nodiscard]] std::uint64_t batched_decisions() const noexcept { return batched_.load(); }
 
@@ -1021,6 +1028,16 @@ class extender {
           prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
           for (; i < j; ++i) agree = agree && why[i] != reason::ok;
         }
+        if (agree && !per_node_.checks.empty()) {
+          // The checks without a batch form, through the plugins, on the nodes the engine passed (the
+          // others have their reason): the first of them to reject a node names it.
+          for_each_run([&](std::size_t i, std::size_t j) {
+            for (const std::size_t k : per_node_.checks) prof->filter_check(k, st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
+          });
+          for (std::size_t i = 0; i < m; ++i) {
+            if (need[i] != 0 && why[i] != reason::ok) totals[i] = -1;
+          }
+        }
         if (!agree) {  // never expected (the batch forms decide as the plugins): the plugins' verdicts stand
           batched = false;
           for (std::size_t i = 0; i < m; ++i) {
@@ -1070,6 +1087,29 @@ class extender {
         auto& score_of = sc.score_of;
         score_of.assign(m, 0);
         if (batched) {
+          if (!per_node_.scores.empty()) {
+            // The scorers the engine does not hold, through the plugins, over the feasible candidates
+            // (their NormalizeScore sees the same nodes as on the plugins' path).
+            auto& feasible = sc.feasible;
+            auto& feasible_cand = sc.feasible_cand;
+            feasible.clear();
+            feasible_cand.clear();
+            for (std::size_t i = 0; i < m; ++i) {
+              if (idx[i] != name_index::none && why[i] == reason::ok) {
+                feasible.push_back(idx[i]);
+                feasible_cand.push_back(i);
+              }
+            }
+            auto& raw = sc.raw;
+            raw.assign(feasible.size(), 0);
+            for (const std::size_t k : per_node_.scores) {
+              if (feasible.empty()) break;
+              prof->score_plugin(k, st_.cluster, kp.spec, feasible, raw.data());
+              for (std::size_t j = 0; j < feasible.size(); ++j) {
+                totals[feasible_cand[j]] += static_cast<std::int32_t>(raw[j] * prof->score_plugin_weight(k));
+              }
+            }
+          }
           for (std::size_t i = 0; i < m; ++i) {
             if (idx[i] != name_index::none && why[i] == reason::ok) score_of[i] = scale(totals[i]);
           }
@@ -1455,6 +1495,8 @@ class extender {
   // The profile's configured batch form (none: the per-node plugins decide, batch_refusal_ says why)
   // and engines over the state's node table (batch_worker), pooled as the profiles are.
   std::optional<batch::configured_profile> configured_;
+  batch::per_node_plugins per_node_;  // the profile's plugins the batch form leaves to the extender
+  std::vector<std::string> per_node_names_;
   std::string batch_refusal_;
   std::uint64_t table_builds_ = 0;  // under the exclusive lock
   std::atomic<std::uint64_t> batched_{0};

@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
     ext = std::make_unique<extender>(read_file(config_path, "--config"), config_path, opts);
     if (!ext->batch_refusal().empty()) {
       std::fprintf(stderr, "gpusched-extender: /filter and /prioritize use the per-node plugins: %s\n", ext->batch_refusal().c_str());
+    } else if (!ext->per_node_plugins().empty()) {
+      std::string names;
+      for (const auto& n : ext->per_node_plugins()) names += (names.empty() ? "" : ", ") + n;
+      std::fprintf(stderr, "gpusched-extender: plugins outside the batch engine, run node by node: %s\n", names.c_str());
     }
     if (!api_server.empty()) {
       std::string token;

@@ -316,22 +316,58 @@ struct selector_types_of<D> {
 
 }  // namespace detail
 
+// The plugins configured_split() leaves to the caller, by their index in the profile.
+struct per_node_plugins {
+  std::vector<std::size_t> checks;  // without a batch form
+  std::vector<std::size_t> scores;  // without a batch form, or normalising (over the caller's feasible nodes)
+};
+
+namespace detail {
+// configured() and configured_split(): with `per_node`, plugins the batch form cannot hold are left
+// out and recorded there; without, they are refused.
+template <class List, Cluster C>
+configured_profile configured_impl(const dynamic_profile<C>& p, List list, per_node_plugins* per_node);
+}  // namespace detail
+
 // The batch form of a configured profile (see the top of this file); `List` the descriptors whose
 // plugin types are looked for (the built-ins by default).
 template <class List = builtin_plugins, Cluster C>
 configured_profile configured(const dynamic_profile<C>& p, List list = {}) {
+  return detail::configured_impl(p, list, nullptr);
+}
+
+// The batch form of the part of p it can hold; the rest, by index in p, goes to `per_node`: checks
+// without a batch form, for the caller to run through p (dynamic_profile::filter_check) on the nodes
+// the engine passes (a node is then feasible exactly when p's filter passes it), and scorers without
+// one or with a NormalizeScore, for the caller to run through p (dynamic_profile::score_plugin) on
+// its feasible nodes and add, times their weights, to the engine's totals. For profiles whose
+// remaining plugins are cheap beside the rest: Kubernetes' node-constraint plugins
+// (NodeUnschedulable, TaintToleration, NodeAffinity), which read per-node data the node table does
+// not hold, for one. gpusched-extender runs profiles this way.
+template <class List = builtin_plugins, Cluster C>
+configured_profile configured_split(const dynamic_profile<C>& p, per_node_plugins& per_node, List list = {}) {
+  return detail::configured_impl(p, list, &per_node);
+}
+
+namespace detail {
+template <class List, Cluster C>
+configured_profile configured_impl(const dynamic_profile<C>& p, List list, per_node_plugins* per_node) {
   configured_checks ks;
   for (std::size_t i = 0; i < p.check_count(); ++i) {
-    std::shared_ptr<const detail::erased_part> found;
+    std::shared_ptr<const erased_part> found;
     for_each_plugin(list, [&]<class D>() {
-      detail::for_each_type(typename D::check_types{}, [&]<class T>() {
+      for_each_type(typename D::check_types{}, [&]<class T>() {
         if constexpr (BatchCheck<T>) {
           if (const T* k = p.template check_as<T>(i); k != nullptr && !found) {
-            found = std::make_shared<detail::erased_part_of<T>>(*k, std::string(p.check_name(i)), 1);
+            found = std::make_shared<erased_part_of<T>>(*k, std::string(p.check_name(i)), 1);
           }
         }
       });
     });
+    if (!found && per_node != nullptr) {
+      per_node->checks.push_back(i);
+      continue;
+    }
     if (!found) {
       throw invalid_argument_error("profile.check." + std::string(p.check_name(i)),
                                    "has no batch form (a batch_plugin specialisation, batch/plugin.hpp): the batch engine "
@@ -341,22 +377,31 @@ configured_profile configured(const dynamic_profile<C>& p, List list = {}) {
   }
   configured_scores ss;
   for (std::size_t i = 0; i < p.score_plugin_count(); ++i) {
-    std::shared_ptr<const detail::erased_part> found;
+    std::shared_ptr<const erased_part> found;
+    bool normalises = false;
     for_each_plugin(list, [&]<class D>() {
-      detail::for_each_type(typename D::score_types{}, [&]<class T>() {
+      for_each_type(typename D::score_types{}, [&]<class T>() {
         if constexpr (BatchScorer<T>) {
-          if (const T* s = p.template score_as<T>(i); s != nullptr && !found) {
+          if (const T* s = p.template score_as<T>(i); s != nullptr && !found && !normalises) {
+            if (batch_plugin<T>::normalize != normalization::none && per_node != nullptr) {
+              normalises = true;
+              return;
+            }
             if (batch_plugin<T>::normalize != normalization::none) {
               throw invalid_argument_error("profile.score." + std::string(p.score_plugin_name(i)),
                                            "normalises its scores; configured profiles in the batch engine take "
                                            "scorers without NormalizeScore only");
             }
-            found = std::make_shared<detail::erased_part_of<T>>(*s, std::string(p.score_plugin_name(i)),
+            found = std::make_shared<erased_part_of<T>>(*s, std::string(p.score_plugin_name(i)),
                                                                 p.score_plugin_weight(i));
           }
         }
       });
     });
+    if (!found && per_node != nullptr) {
+      per_node->scores.push_back(i);
+      continue;
+    }
     if (!found) {
       throw invalid_argument_error("profile.score." + std::string(p.score_plugin_name(i)),
                                    "has no batch form (a batch_plugin specialisation, batch/plugin.hpp): the batch engine "
@@ -370,19 +415,19 @@ configured_profile configured(const dynamic_profile<C>& p, List list = {}) {
                                    "scores about 10^9, which fills the batch engine's 32-bit totals: give it alone, weight 1");
     }
   }
-  if (ks.parts.size() > detail::erased_max_parts || ss.parts.size() > detail::erased_max_parts) {
+  if (ks.parts.size() > erased_max_parts || ss.parts.size() > erased_max_parts) {
     throw invalid_argument_error("profile", "the batch engine runs configured profiles of at most 8 checks and 8 scorers");
   }
   std::shared_ptr<const configured_selector::base> sel;
   auto try_selector = [&]<class T>() {
     if constexpr (GpuSelector<T, node_table>) {
-      if (const T* g = p.template gpu_selector_as<T>(); g != nullptr && !sel) sel = std::make_shared<detail::selector_of<T>>(*g);
+      if (const T* g = p.template gpu_selector_as<T>(); g != nullptr && !sel) sel = std::make_shared<selector_of<T>>(*g);
     }
   };
   try_selector.template operator()<best_fit_gpus>();
   for_each_plugin(list, [&]<class D>() {
-    detail::for_each_type(typename D::score_types{}, try_selector);
-    detail::for_each_type(typename detail::selector_types_of<D>::type{}, try_selector);
+    for_each_type(typename D::score_types{}, try_selector);
+    for_each_type(typename selector_types_of<D>::type{}, try_selector);
   });
   if (!sel) {
     throw invalid_argument_error("profile.gpu_selector." + std::string(p.gpu_selector_name()),
@@ -391,5 +436,6 @@ configured_profile configured(const dynamic_profile<C>& p, List list = {}) {
   return configured_profile(gpusched::checks(std::move(ks)), gpusched::scores(weighted{std::move(ss), 1}),
                             configured_selector(std::move(sel)));
 }
+}  // namespace detail
 
 }  // namespace gpusched::batch

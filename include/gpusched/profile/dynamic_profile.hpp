@@ -112,9 +112,19 @@ class dynamic_profile {
     for (std::size_t i = 0; i < count; ++i) out[i] = reason::ok;
     for (const auto& k : checks_) k->filter(c, p, first, count, out);
   }
+  // Check k alone, on the nodes still marked ok in out (as filter runs it after checks 0..k-1):
+  // for hosts that run some checks elsewhere (batch::configured_split).
+  void filter_check(std::size_t k, const C& c, const pod& p, node_index first, std::size_t count, reason* out) const {
+    checks_.at(k)->filter(c, p, first, count, out);
+  }
   [[nodiscard]] std::size_t score_plugin_count() const noexcept { return scores_.size(); }
   [[nodiscard]] std::string_view score_plugin_name(std::size_t i) const { return scores_[i].impl->name(); }
   [[nodiscard]] std::int64_t score_plugin_weight(std::size_t i) const { return scores_[i].weight; }
+  // Scorer k alone (PreScore, Score, NormalizeScore over `nodes`) into raw[0..nodes.size()): for hosts
+  // that run the other scorers elsewhere (batch::configured_split).
+  void score_plugin(std::size_t k, const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* raw) const {
+    scores_.at(k).impl->score(c, p, nodes, raw);
+  }
   void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* raw) const {
     for (std::size_t k = 0; k < scores_.size(); ++k) scores_[k].impl->score(c, p, nodes, raw + k * nodes.size());
   }
