@@ -180,3 +180,37 @@ TEST_CASE("batch.configured: an engine's prepared memory counts the erased plugi
   CHECK(configured.prepared_bytes() == fixed.prepared_bytes());
   CHECK(configured.prepared_bytes() >= 16 * 40);  // NodeResourcesFit's ceilings at least
 }
+
+TEST_CASE("batch.configured: configured_split leaves the plugins without a batch form to the caller") {
+  // head's filters are NodeResourcesFit and GPUCheck (indices 0, 1); TaintToleration is added as
+  // filter 2 and as scorer 1, beside LoadAware (scorer 0). Neither has a batch form.
+  const std::string yaml = head + "      - name: LoadAware\n        weight: 10\n      - name: TaintToleration\n        weight: 3\n";
+  const std::string with_filter = [&] {
+    std::string y = yaml;
+    y.insert(y.find("    score:"), "      - name: TaintToleration\n");
+    return y;
+  }();
+  const dyn prof = parse_profile_file<in_memory_cluster>(with_filter, "cfg.yaml").profile;
+  REQUIRE(prof.check_count() == 3);
+  CHECK(prof.check_name(2) == "TaintToleration");
+  CHECK_THROWS_AS(batch::configured(prof), invalid_argument_error);
+  batch::per_node_plugins rest;
+  const auto cp = batch::configured_split(prof, rest);
+  CHECK(rest.checks == std::vector<std::size_t>{2});
+  CHECK(rest.scores == std::vector<std::size_t>{1});
+  // The engine holds the other three: a node the two checks pass scores LoadAware x 10 alone.
+  std::mt19937_64 rng(9);
+  const in_memory_cluster c = testing::random_cluster(rng, 30);
+  const std::vector<pod> ps = testing::random_pods(rng, 5);
+  batch::node_table t(c);
+  batch::pod_table pt(ps, t);
+  auto engine = batch::make_batch_scorer(cp);
+  engine.prepare(t);
+  batch::score_matrix m;
+  engine.scores(pt, m);
+  const dyn load_only = from_yaml("      - name: LoadAware\n        weight: 10\n");
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    const auto row = per_pod_row(load_only, c, ps[i]);
+    for (std::size_t n = 0; n < c.size(); ++n) CHECK(m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(n)) == row[n]);
+  }
+}
