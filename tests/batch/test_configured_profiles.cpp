@@ -214,3 +214,26 @@ TEST_CASE("batch.configured: configured_split leaves the plugins without a batch
     for (std::size_t n = 0; n < c.size(); ++n) CHECK(m(static_cast<Eigen::Index>(i), static_cast<Eigen::Index>(n)) == row[n]);
   }
 }
+
+TEST_CASE("batch.pod_table: over a const node table a new model type is refused, not given a bit") {
+  in_memory_cluster c;
+  node_spec n{"n", 8000, 16384, {}, ""};
+  n.add_gpus(1, "T4", 16384);
+  c.add_node(n);
+  const pod run = make_pod("run").cpu(1000).memory(1024).gpus(1).model("bert");  // node n serves bert
+  c.reserve(run, make_binding(run, 0, 1));
+  batch::node_table t(c);
+  const std::size_t known = t.model_types().size();
+  const std::vector<pod> bert = {make_pod("a").cpu(100).memory(100).model("bert")};
+  const std::vector<pod> gpt = {make_pod("b").cpu(100).memory(100).model("gpt2")};
+  batch::pod_table pt;
+  pt.assign(bert, std::as_const(t));  // known: read only
+  CHECK(pt.model_type_bit()[0] == t.model_types().bit_of(short_name("bert", "m")));
+  CHECK_THROWS_WITH_AS(pt.assign(gpt, std::as_const(t)),
+                       "pod 'b'.model_type: 'gpt2' has no bit in the node table, which may not change here", invalid_argument_error);
+  CHECK(t.model_types().size() == known);
+  CHECK(pt.size() == 1);  // unchanged by the refused call
+  CHECK(pt.model_type_bit()[0] == t.model_types().bit_of(short_name("bert", "m")));
+  pt.assign(gpt, t);  // a table that may change gives it a bit
+  CHECK(t.model_types().size() == known + 1);
+}

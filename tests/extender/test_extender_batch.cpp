@@ -172,8 +172,10 @@ struct pair_of_extenders {
   }
 };
 
-// Filter then prioritize for `pods` pending pods, the answers of both compared; every third pod
-// is bound to the first node filter passed (both extenders), every tenth a node changes.
+// Filter then prioritize for `pods` pending pods, the answers of both compared; prioritize asks for
+// the same names, for the names filter passed (as kube-scheduler does), or without a filter before
+// it (its own checks and scores, no kept verdicts); every third pod is bound to the first node
+// filter passed (both extenders), every tenth a node changes.
 int compare(const char* config, std::uint64_t seed, int nodes_count, int pods) {
   std::mt19937_64 rng(seed);
   auto nodes = random_nodes(rng, nodes_count);
@@ -182,8 +184,13 @@ int compare(const char* config, std::uint64_t seed, int nodes_count, int pods) {
   for (int i = 0; i < pods; ++i) {
     const std::string pod = random_pending(rng, i);
     const std::string body = R"({"Pod":)" + pod + R"(,"NodeNames":)" + random_names(rng, nodes_count) + "}";
+    const int mode = static_cast<int>(rng() % 3);
+    const auto pb0 = mode == 2 ? x.batched.prioritize(body) : gpusched::extender::answer{};
+    const auto pp0 = mode == 2 ? x.plain.prioritize(body) : gpusched::extender::answer{};
+    CHECK(pb0.body == pp0.body);
     const auto fb = x.batched.filter(body), fp = x.plain.filter(body);
-    const auto pb = x.batched.prioritize(body), pp = x.plain.prioritize(body);
+    const std::string second = mode == 1 ? R"({"Pod":)" + pod + R"(,"NodeNames":)" + json::parse(fb.body)["NodeNames"].dump() + "}" : body;
+    const auto pb = x.batched.prioritize(second), pp = x.plain.prioritize(second);
     CAPTURE(body);
     if (fb.status != 200 || fb.body != fp.body) {
       ++bad;
@@ -209,6 +216,7 @@ int compare(const char* config, std::uint64_t seed, int nodes_count, int pods) {
   }
   CHECK(x.plain.batched_decisions() == 0);
   CHECK(x.batched.batched_decisions() > 0);
+  CHECK(x.batched.batch_disagreements() == 0);  // no answer above came from a fallback
   return bad;
 }
 
@@ -281,6 +289,7 @@ TEST_CASE("extender/scale: the extender score of a weighted sum, by division and
   CHECK(one(94) == 9);
   CHECK(one(95) == 10);
   CHECK(gpusched::extender::extender_scale(0)(1000) == 0);
+  CHECK(gpusched::extender::extender_scale(0)(INT64_MAX) == gpusched::extender::extender_score(INT64_MAX, 0));
   for (std::int64_t w : {1, 2, 7, 15, 100, 800}) {
     for (std::int64_t x = -10; x <= 100 * w + 10; ++x) CHECK(gpusched::extender::extender_scale(w)(x) == gpusched::extender::extender_score(x, w));
   }

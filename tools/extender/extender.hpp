@@ -97,17 +97,20 @@ constexpr std::int64_t extender_score(std::int64_t weighted, std::int64_t weight
 // rounding above, solved for weighted).
 class extender_scale {
  public:
-  explicit constexpr extender_scale(std::int64_t weight_sum) noexcept {
+  // weight_sum: the profile's, at most 100 per scorer (validated), so k * den cannot overflow.
+  explicit constexpr extender_scale(std::int64_t weight_sum) noexcept : none_(weight_sum <= 0) {
     const std::int64_t den = 100 * weight_sum;
-    for (std::int64_t k = 1; k <= 10; ++k) least_[k - 1] = weight_sum <= 0 ? INT64_MAX : (k * den - den / 2 + 9) / 10;
+    for (std::int64_t k = 1; k <= 10; ++k) least_[k - 1] = none_ ? 0 : (k * den - den / 2 + 9) / 10;
   }
   constexpr std::int64_t operator()(std::int64_t weighted) const noexcept {
+    if (none_) return 0;
     std::int64_t s = 0;
     for (const std::int64_t t : least_) s += weighted >= t ? 1 : 0;
     return s;
   }
 
  private:
+  bool none_;
   std::int64_t least_[10]{};
 };
 
@@ -144,8 +147,10 @@ class extender {
   // checks without a batch form on the nodes the engine passes, scorers without one (or normalising)
   // on the feasible nodes (Kubernetes' node-constraint plugins, for one). Checks first.
   [[nodiscard]] const std::vector<std::string>& per_node_plugins() const noexcept { return per_node_names_; }
-  // For tests: how many /filter and /prioritize requests the batch engine decided.
+  // For tests: how many /filter and /prioritize requests the batch engine decided, and how many it
+  // handed back to the plugins because it rejected a node they pass (never expected).
   [[nodiscard]] std::uint64_t batched_decisions() const noexcept { return batched_.load(); }
+  [[nodiscard]] std::uint64_t batch_disagreements() const noexcept { return batch_disagreements_.load(); }
 
   // --- verbs ---
   answer filter(std::string_view body) { return timed(verb::filter, [&] { return do_filter(body, false); }); }
@@ -958,15 +963,14 @@ class extender {
         hint = n + 1;  // none + 1 is 0
       }
       // The batch engine decides where the profile has a batch form, the table represents the nodes
-      // and the pod is in the engine's domain (a model type no node serves would need a new bit in
-      // the shared table, which only the exclusive lock may add).
-      bool batched = bw != nullptr && st_.table_ok &&
-                     (kp.spec.model_type.empty() || st_.table.model_types().find(kp.spec.model_type) >= 0);
+      // and the pod is in the engine's domain. The table is read through const: a model type no node
+      // serves would need a new bit in it, which only the exclusive lock may add.
+      bool batched = bw != nullptr && st_.table_ok;
       if (batched) {
         try {
-          bw->pods.assign(std::span<const pod>(&kp.spec, 1), st_.table);  // adds no bit: the model type is known
+          bw->pods.assign(std::span<const pod>(&kp.spec, 1), std::as_const(st_.table));
         } catch (const invalid_argument_error&) {
-          batched = false;  // named resources, or values beyond the engine's exact domain
+          batched = false;  // a new model type, named resources, or values beyond the engine's exact domain
         }
       }
       if (batched) {
@@ -1039,6 +1043,7 @@ class extender {
           }
         }
         if (!agree) {  // never expected (the batch forms decide as the plugins): the plugins' verdicts stand
+          batch_disagreements_.fetch_add(1, std::memory_order_relaxed);
           batched = false;
           for (std::size_t i = 0; i < m; ++i) {
             if (need[i] != 0) why[i] = reason::ok;
@@ -1105,13 +1110,11 @@ class extender {
             for (const std::size_t k : per_node_.scores) {
               if (feasible.empty()) break;
               prof->score_plugin(k, st_.cluster, kp.spec, feasible, raw.data());
-              for (std::size_t j = 0; j < feasible.size(); ++j) {
-                totals[feasible_cand[j]] += static_cast<std::int32_t>(raw[j] * prof->score_plugin_weight(k));
-              }
+              for (std::size_t j = 0; j < feasible.size(); ++j) score_of[feasible_cand[j]] += raw[j] * prof->score_plugin_weight(k);
             }
           }
-          for (std::size_t i = 0; i < m; ++i) {
-            if (idx[i] != name_index::none && why[i] == reason::ok) score_of[i] = scale(totals[i]);
+          for (std::size_t i = 0; i < m; ++i) {  // score_of holds the per-node scorers' part (64 bits) until here
+            if (idx[i] != name_index::none && why[i] == reason::ok) score_of[i] = scale(totals[i] + score_of[i]);
           }
         } else {
           auto& feasible = sc.feasible;
@@ -1500,6 +1503,7 @@ class extender {
   std::string batch_refusal_;
   std::uint64_t table_builds_ = 0;  // under the exclusive lock
   std::atomic<std::uint64_t> batched_{0};
+  std::atomic<std::uint64_t> batch_disagreements_{0};
   std::mutex engine_mu_;
   std::vector<std::unique_ptr<batch_worker>> engines_;
 

@@ -130,7 +130,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     if (table_->revision() == revision_) return;
     const node_table& t = *table_;
     if (t.revision() == revision_) return;
-    if (t.size() != size_) {
+    if (t.size() != size_ || t.revision() < revision_) {  // grown, or its stamps wrapped (node_table::touch)
       prepare(t);
       return;
     }

@@ -171,7 +171,6 @@ class node_table {
   // that remembers the revision it last read can find the nodes changed since.
   [[nodiscard]] std::uint32_t revision() const noexcept { return revision_; }
 
-  // Memory held by the table, for the documentation's claim (bytes per node and per GPU slot).
   // Whether p is the data of one of the table's own columns (engines count their memory without them).
   [[nodiscard]] bool owns(const void* p) const noexcept {
     const void* own[] = {cpu_capacity().data(), cpu_allocated().data(), mem_capacity().data(), mem_allocated().data(),
@@ -182,6 +181,7 @@ class node_table {
     }
     return false;
   }
+  // Memory held by the table, for the documentation's claim (bytes per node and per GPU slot).
   [[nodiscard]] std::size_t bytes() const noexcept {
     const std::size_t n = size();
     return n * (4 * sizeof(std::int64_t) + sizeof(std::int32_t) + sizeof(node_metrics) + 1 + sizeof(std::uint64_t) +
@@ -327,7 +327,16 @@ class node_table {
     slots_ = slots;
   }
 
-  void touch(node_index n) noexcept { stamp_[n] = ++revision_; }
+  // Stamps are 32 bits (4 bytes per node). At the wrap, after 2^32 - 1 changes, every stamp restarts
+  // at 0 and the revision at 1: an engine that read a later revision sees an earlier one and
+  // prepares again (batch_scorer::sync), rather than missing the nodes changed after the wrap.
+  void touch(node_index n) noexcept {
+    if (++revision_ == 0) {
+      stamp_.setZero();
+      revision_ = 1;
+    }
+    stamp_[n] = revision_;
+  }
 
   void check_node(node_index n, const char* field) const {
     if (n >= size()) throw invalid_argument_error(field, "node index " + std::to_string(n) + " out of range");

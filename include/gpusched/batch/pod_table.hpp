@@ -28,61 +28,11 @@ class pod_table {
 
   // The same, into this table: refilling a table of the same size allocates nothing (the per-pod
   // table path of schedule_one refills a one-pod table for every pod). On a throw nothing changes.
-  void assign(std::span<const pod> pods, node_table& nodes) {
-    for (const pod& p : pods) {
-      validate(p);
-      if (!p.scalars.empty()) {  // docs/adr/0015-resources-by-name.md: not in the pod table yet
-        throw invalid_argument_error("pod '" + p.name + "'.scalars",
-                                     "named resources are not supported by the batch engines; use the per-pod scheduler (schedule_one)");
-      }
-      if (p.cpu_milli > formula::reciprocal_domain_limit || p.memory_mib > formula::reciprocal_domain_limit) {
-        throw invalid_argument_error("pod '" + p.name + "'." + (p.cpu_milli > formula::reciprocal_domain_limit ? "cpu_milli" : "memory_mib"),
-                                     "must be within 0..2^40 for the batch engines");
-      }
-    }
-    bool new_model = false;
-    for (const pod& p : pods) new_model = new_model || (!p.model_type.empty() && nodes.model_types().find(p.model_type) < 0);
-    if (new_model) {  // all or nothing for the model-type dictionary
-      name_bits probe = nodes.model_types();
-      for (const pod& p : pods) {
-        if (!p.model_type.empty()) probe.intern(p.model_type, "pod '" + p.name + "'.model_type");
-      }
-    }
-    const auto n = static_cast<Eigen::Index>(pods.size());
-    cpu_.resize(n);
-    mem_.resize(n);
-    num_gpu_.resize(n);
-    gpu_milli_.resize(n);
-    gpu_mem_.resize(n);
-    allowed_.resize(n);
-    model_.resize(n);
-    priority_.resize(n);
-    qos_.resize(n);
-    key_.resize(n);
-    for (Eigen::Index i = 0; i < n; ++i) {
-      const pod& p = pods[static_cast<std::size_t>(i)];
-      cpu_[i] = p.cpu_milli;
-      mem_[i] = p.memory_mib;
-      num_gpu_[i] = p.num_gpu;
-      gpu_milli_[i] = p.gpu_milli;
-      gpu_mem_[i] = p.gpu_mem_mib;
-      std::uint64_t allowed = ~std::uint64_t{0};
-      if (!p.allowed_models.empty()) {
-        allowed = 0;
-        for (const auto& m : p.allowed_models) allowed |= nodes.gpu_models().bit_of(m);
-      }
-      allowed_[i] = allowed;
-      const std::uint64_t known = p.model_type.empty() ? 0 : nodes.model_types().bit_of(p.model_type);
-      model_[i] = p.model_type.empty() ? 0
-                  : known != 0          ? known
-                                        : nodes.intern_model_type(p.model_type, "pod '" + p.name + "'.model_type");
-      priority_[i] = p.priority;
-      qos_[i] = static_cast<std::uint8_t>(p.qos);
-      key_[i] = pod_tie_key(p.name);
-    }
-    gpu_models_seen_ = nodes.gpu_models().size();
-    source_ = pods;
-  }
+  void assign(std::span<const pod> pods, node_table& nodes) { assign_impl(pods, nodes, &nodes); }
+  // The same over a node table that must not change (read by other threads at the same time): a
+  // model type the table has no bit for is refused, invalid_argument_error naming the pod's
+  // model_type, instead of given one.
+  void assign(std::span<const pod> pods, const node_table& nodes) { assign_impl(pods, nodes, nullptr); }
 
   [[nodiscard]] std::size_t size() const noexcept { return static_cast<std::size_t>(cpu_.size()); }
   // The pods the table was built from (the caller's; they must outlive the table where this is
@@ -116,6 +66,69 @@ class pod_table {
   [[nodiscard]] std::size_t bytes() const noexcept { return size() * 57; }
 
  private:
+  void assign_impl(std::span<const pod> pods, const node_table& nodes, node_table* interning) {
+    for (const pod& p : pods) {
+      validate(p);
+      if (!p.scalars.empty()) {  // docs/adr/0015-resources-by-name.md: not in the pod table yet
+        throw invalid_argument_error("pod '" + p.name + "'.scalars",
+                                     "named resources are not supported by the batch engines; use the per-pod scheduler (schedule_one)");
+      }
+      if (p.cpu_milli > formula::reciprocal_domain_limit || p.memory_mib > formula::reciprocal_domain_limit) {
+        throw invalid_argument_error("pod '" + p.name + "'." + (p.cpu_milli > formula::reciprocal_domain_limit ? "cpu_milli" : "memory_mib"),
+                                     "must be within 0..2^40 for the batch engines");
+      }
+    }
+    bool new_model = false;
+    for (const pod& p : pods) {
+      const bool unknown = !p.model_type.empty() && nodes.model_types().find(p.model_type) < 0;
+      if (unknown && interning == nullptr) {
+        throw invalid_argument_error("pod '" + p.name + "'.model_type",
+                                     "'" + p.model_type.str() + "' has no bit in the node table, which may not change here");
+      }
+      new_model = new_model || unknown;
+    }
+    if (new_model) {  // all or nothing for the model-type dictionary
+      name_bits probe = nodes.model_types();
+      for (const pod& p : pods) {
+        if (!p.model_type.empty()) probe.intern(p.model_type, "pod '" + p.name + "'.model_type");
+      }
+    }
+    const auto n = static_cast<Eigen::Index>(pods.size());
+    cpu_.resize(n);
+    mem_.resize(n);
+    num_gpu_.resize(n);
+    gpu_milli_.resize(n);
+    gpu_mem_.resize(n);
+    allowed_.resize(n);
+    model_.resize(n);
+    priority_.resize(n);
+    qos_.resize(n);
+    key_.resize(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const pod& p = pods[static_cast<std::size_t>(i)];
+      cpu_[i] = p.cpu_milli;
+      mem_[i] = p.memory_mib;
+      num_gpu_[i] = p.num_gpu;
+      gpu_milli_[i] = p.gpu_milli;
+      gpu_mem_[i] = p.gpu_mem_mib;
+      std::uint64_t allowed = ~std::uint64_t{0};
+      if (!p.allowed_models.empty()) {
+        allowed = 0;
+        for (const auto& m : p.allowed_models) allowed |= nodes.gpu_models().bit_of(m);
+      }
+      allowed_[i] = allowed;
+      const std::uint64_t known = p.model_type.empty() ? 0 : nodes.model_types().bit_of(p.model_type);
+      model_[i] = p.model_type.empty() ? 0
+                  : known != 0          ? known
+                                        : interning->intern_model_type(p.model_type, "pod '" + p.name + "'.model_type");
+      priority_[i] = p.priority;
+      qos_[i] = static_cast<std::uint8_t>(p.qos);
+      key_[i] = pod_tie_key(p.name);
+    }
+    gpu_models_seen_ = nodes.gpu_models().size();
+    source_ = pods;
+  }
+
   column<std::int64_t> cpu_, mem_;
   column<std::int32_t> num_gpu_, gpu_milli_, gpu_mem_;
   column<std::uint64_t> allowed_, model_;
