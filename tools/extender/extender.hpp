@@ -12,6 +12,13 @@
 //
 // Profiles are not shared between threads (a plugin may keep a cache): each request borrows one
 // from a pool of profiles parsed from the same configuration text.
+//
+// Decisions go through the batch engine (docs/kubernetes.md, "The program"): the state holds a
+// batch node table beside the cluster, changed with it under the exclusive lock (reserve_locked,
+// release_locked, build_table_locked) and only read under the shared one; each request borrows an
+// engine of the profile's configured batch form (batch_worker) and scores the named nodes a run of
+// consecutive nodes at a time. The profile's plugins name the rejected nodes' reasons and run what
+// the engine cannot hold (batch::configured_split); the answers are theirs byte for byte.
 #pragma once
 
 #include <nlohmann/json.hpp>
