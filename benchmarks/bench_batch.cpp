@@ -30,6 +30,7 @@
 #include <gpusched/batch/assign_flow.hpp>
 #include <gpusched/batch/assign_greedy.hpp>
 #include <gpusched/batch/batch_scorer.hpp>
+#include <gpusched/batch/configured.hpp>
 #include <gpusched/preflight/gpu_check.hpp>
 #include <gpusched/preflight/resource_fit.hpp>
 #include <gpusched/profile/dynamic_profile.hpp>
@@ -168,6 +169,28 @@ void BM_AssignFlow(benchmark::State& state) {
 }  // namespace
 
 BENCHMARK(BM_ScorePairs_per_pair)->Name("BM_ScorePairs/per_pair")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+// The same pods and profile as a configured (dynamic) profile, as Python's BatchScorer(profile=...)
+// and gpusched-extender run one: batch::configured's erased plugins (one virtual call per plugin and
+// tile, the scorers' lane forms at the build's width).
+void BM_ScorePairs_batch_configured(benchmark::State& state) {
+  const int nodes = static_cast<int>(state.range(0));
+  const bench::vector_cluster& c = bench::gpu_cluster(nodes, 1);
+  const std::vector<pod> pods = bench::pending_pods(score_pods, 2, true);
+  batch::node_table t(c);
+  batch::pod_table pt(pods, t);
+  dynamic_profile<bench::vector_cluster> dyn;  // NodeResourcesFit by default, then GPUCheck: the static profile's checks
+  dyn.add_check(gpu_check{}).add_score(load_aware{}, 10).add_score(seed_affinity(), 5);
+  auto engine = batch::make_batch_scorer(batch::configured(dyn), {1, 1, 512, 8});
+  engine.prepare(t);
+  batch::top_k_result top;
+  engine.top_k(pt, 1, top);
+  for (auto _ : state) {
+    engine.top_k(pt, 1, top);
+    benchmark::DoNotOptimize(top.best(0).node);
+  }
+  pair_rate(state, std::int64_t{nodes} * score_pods);
+}
+BENCHMARK(BM_ScorePairs_batch_configured)->Name("BM_ScorePairs/batch_configured")->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ScorePairs_batch_cpu)->Name("BM_ScorePairs/batch_cpu")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AssignBatch)->Name("BM_AssignBatch")->Args({1000, 10000})->Args({5000, 1000})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AssignFlow)->Name("BM_AssignFlow")->Args({1000, 10000})->Args({5000, 1000})->Unit(benchmark::kMillisecond);
