@@ -171,7 +171,7 @@ void BM_AssignFlow(benchmark::State& state) {
 BENCHMARK(BM_ScorePairs_per_pair)->Name("BM_ScorePairs/per_pair")->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 // The same pods and profile as a configured (dynamic) profile, as Python's BatchScorer(profile=...)
 // and gpusched-extender run one: batch::configured's erased plugins (one virtual call per plugin and
-// tile, the scorers' lane forms at the build's width).
+// tile, the scorers' lane forms at the run-time width).
 void BM_ScorePairs_batch_configured(benchmark::State& state) {
   const int nodes = static_cast<int>(state.range(0));
   const bench::vector_cluster& c = bench::gpu_cluster(nodes, 1);

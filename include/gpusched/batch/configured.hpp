@@ -9,7 +9,7 @@
 // (profile/builtin_plugins.hpp, or a host's own plugin_list); a plugin without a batch form is
 // refused with invalid_argument_error naming it. Decisions are those of the static profile with the
 // same plugins; speed is lower (one virtual call per plugin and tile: checks through their tile
-// forms, scorers through their lane forms at the build's native width, not the run-time widest).
+// forms, scorers through their lane forms at the run-time width in optimised builds; no fused pass).
 // CPU engine only. Scores are summed in 64 bits and must fit the engine's 32-bit totals.
 #pragma once
 
@@ -94,6 +94,7 @@ class erased_part_of final : public erased_part {
     prep_.build(plugin_, t);
     view_ = prep_.view();
     table_ = &t;
+    lanes_ = runtime_simd_lanes();
   }
   void update(const node_table& t, node_index n) override {
     prep_.update(plugin_, t, n);
@@ -132,21 +133,24 @@ class erased_part_of final : public erased_part {
     }
     return bytes;
   }
+  // The lane form at the run-time width (the CPU's widest, capped by GPUSCHED_SIMD; ADR 0007), as
+  // batch_scorer's own kernels: the AVX2 and AVX-512 loops are compiled for their ISA with the
+  // formulas inlined and contraction off, so every width gives the same sums.
   void add_score_tile(const erased_args_slot& a, std::int64_t w, std::uint32_t first, std::uint32_t count,
                       double* out) const override {
     if constexpr (BatchScorer<P>) {
-      const double wd = static_cast<double>(w);
-      std::uint32_t i = 0;
-#if GPUSCHED_BATCH_SIMD
-      if constexpr (HasLaneScore<P, simd_double>) {  // lane scores hold integers (batch/plugin.hpp)
-        using out_t = simd<simd_lanes>::f64_u;
-        for (; i + simd_lanes <= count; i += simd_lanes) {
-          const simd_double x = form::template score_as<simd_double>(view_, args(a), first + i);
-          *reinterpret_cast<out_t*>(out + i) = *reinterpret_cast<const out_t*>(out + i) + wd * x;
-        }
-      }
+#if GPUSCHED_BATCH_SIMD && defined(__OPTIMIZE__)
+      // Optimised builds only: unoptimised GCC leaves helpers such as formula::splat out of line,
+      // and a wide vector returned from such a baseline-ABI call into an AVX-512 function breaks
+      // (the ASan + UBSan Debug build crashed); those builds keep the build's width.
+      if (lanes_ == 8) return add_tile_avx512(a, w, first, count, out);
+      if (lanes_ == 4) return add_tile_avx2(a, w, first, count, out);
 #endif
-      for (; i < count; ++i) out[i] += wd * static_cast<double>(form::score(view_, args(a), first + i));
+#if GPUSCHED_BATCH_SIMD
+      add_tile<simd_lanes>(a, w, first, count, out);
+#else
+      add_tile<1>(a, w, first, count, out);
+#endif
     }
   }
 
@@ -156,8 +160,37 @@ class erased_part_of final : public erased_part {
   }
   P plugin_;
   typename form::prepared prep_;
+  template <std::uint32_t L>
+  [[gnu::always_inline]] void add_tile(const erased_args_slot& a, std::int64_t w, std::uint32_t first, std::uint32_t count,
+                                       double* __restrict out) const noexcept {
+    const double wd = static_cast<double>(w);
+    std::uint32_t i = 0;
+#if GPUSCHED_BATCH_SIMD
+    if constexpr (L > 1 && HasLaneScore<P, typename simd<L>::f64>) {  // lane scores hold integers (batch/plugin.hpp)
+      using V = typename simd<L>::f64;
+      using out_t = typename simd<L>::f64_u;
+      for (; i + L <= count; i += L) {
+        const V x = form::template score_as<V>(view_, args(a), first + i);
+        *reinterpret_cast<out_t*>(out + i) = *reinterpret_cast<const out_t*>(out + i) + wd * x;
+      }
+    }
+#endif
+    for (; i < count; ++i) out[i] += wd * static_cast<double>(form::score(view_, args(a), first + i));
+  }
+#if GPUSCHED_BATCH_SIMD
+  GPUSCHED_BATCH_TARGET_AVX512 void add_tile_avx512(const erased_args_slot& a, std::int64_t w, std::uint32_t first,
+                                                    std::uint32_t count, double* out) const noexcept {
+    add_tile<8>(a, w, first, count, out);
+  }
+  GPUSCHED_BATCH_TARGET_AVX2 void add_tile_avx2(const erased_args_slot& a, std::int64_t w, std::uint32_t first,
+                                                std::uint32_t count, double* out) const noexcept {
+    add_tile<4>(a, w, first, count, out);
+  }
+#endif
+
   typename form::node_view view_{};
   const node_table* table_ = nullptr;  // the table built on (its columns are not this part's memory)
+  std::uint32_t lanes_ = 1;            // the run-time SIMD width, read at build
 };
 
 // The prepared parts of one configured_checks / configured_scores, on the heap so that views
