@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "../tools/extender/extender.hpp"
+#include "../tests/extender/seed_state.hpp"  // seed_v1_config (and tools/extender/extender.hpp)
 
 #ifdef GPUSCHED_BENCH_LOOPBACK
 #include <pthread.h>
@@ -47,24 +47,6 @@ gpusched::extender::options reader(bool simdjson, bool batch = true) {
   o.batch = batch;
   return o;
 }
-
-// The seed's plugins in a v1 file: Kubernetes' default plugins join them (NodeResourcesFit,
-// BalancedAllocation, and the node-constraint filters and scorers, which have no batch form).
-const char* const v1_config = R"(apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: ai-scheduler
-  plugins:
-    filter:
-      enabled:
-      - name: GPUCheck
-    score:
-      enabled:
-      - name: LoadAware
-        weight: 10
-      - name: ModelAffinity
-        weight: 5
-)";
 
 struct fixture {
   extender ext;
@@ -117,42 +99,36 @@ struct fixture {
 
 // Third argument: 1 = requests read by simdjson (when built with it), 0 = by nlohmann's reader alone;
 // fourth: 1 = names in a shuffled order (fixture).
-void BM_ExtenderFilter(benchmark::State& state) {
-  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), state.range(2) != 0, state.range(3) != 0);
+// One decision per iteration, in-process: filter then prioritize of the fixture's body. With
+// `all_rejected`, filter must pass no node.
+void decide(benchmark::State& state, fixture& f, bool all_rejected = false) {
   for (auto _ : state) {
     auto a = f.ext.filter(f.body);
     auto b = f.ext.prioritize(f.body);
     if (a.status != 200 || b.status != 200) state.SkipWithError("request failed");
+    if (all_rejected && a.body.find("NodeNames\":[]") == std::string::npos) state.SkipWithError("not rejected");
     benchmark::DoNotOptimize(a.body.data());
     benchmark::DoNotOptimize(b.body.data());
   }
   state.SetItemsProcessed(state.iterations());
+}
+void BM_ExtenderFilter(benchmark::State& state) {
+  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), state.range(2) != 0, state.range(3) != 0);
+  decide(state, f);
 }
 // Every node rejected (fixture's `rejected`): the worst case for reasons, which come from the
 // profile's per-node plugins.
 void BM_ExtenderFilterRejecting(benchmark::State& state) {
   fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), true, false, true);
-  for (auto _ : state) {
-    auto a = f.ext.filter(f.body);
-    auto b = f.ext.prioritize(f.body);
-    if (a.status != 200 || b.status != 200 || a.body.find("NodeNames\":[]") == std::string::npos) state.SkipWithError("not rejected");
-    benchmark::DoNotOptimize(a.body.data());
-    benchmark::DoNotOptimize(b.body.data());
-  }
-  state.SetItemsProcessed(state.iterations());
+  decide(state, f, true);
 }
-// The seed's plugins in a v1 file (v1_config): the defaults' node-constraint plugins run node by
-// node beside the engine (third argument 1) or the whole profile through the plugins (0).
+// The seed's plugins in a v1 file (seed_state.hpp's seed_v1_config): the defaults' node-constraint
+// plugins run node by node beside the engine (third argument 1) or the whole profile through the
+// plugins (0).
 void BM_ExtenderFilterV1(benchmark::State& state) {
-  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), true, false, false, v1_config, state.range(2) != 0);
-  for (auto _ : state) {
-    auto a = f.ext.filter(f.body);
-    auto b = f.ext.prioritize(f.body);
-    if (a.status != 200 || b.status != 200) state.SkipWithError("request failed");
-    benchmark::DoNotOptimize(a.body.data());
-    benchmark::DoNotOptimize(b.body.data());
-  }
-  state.SetItemsProcessed(state.iterations());
+  fixture f(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)), true, false, false,
+            gpusched::extender::testing::seed_v1_config, state.range(2) != 0);
+  decide(state, f);
 }
 BENCHMARK(BM_ExtenderFilterV1)->Args({5000, 5000, 1})->Args({5000, 5000, 0})->Args({5000, 500, 1})->Args({5000, 500, 0})->Unit(benchmark::kMillisecond)->UseRealTime();
 

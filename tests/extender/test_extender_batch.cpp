@@ -49,24 +49,7 @@ profiles:
       - name: QoSAware
 )";
 
-// A v1 file: Kubernetes' default plugins join the seed's (kube_defaults.hpp), among them
-// NodeUnschedulable, TaintToleration and NodeAffinity, filters and scorers without batch forms that
-// the extender runs node by node beside the engine.
-const char* const v1_config = R"(apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: ai-scheduler
-  plugins:
-    filter:
-      enabled:
-      - name: GPUCheck
-    score:
-      enabled:
-      - name: LoadAware
-        weight: 10
-      - name: ModelAffinity
-        weight: 5
-)";
+const char* const v1_config = gpusched::extender::testing::seed_v1_config;
 
 const char* const gpu_models[] = {"V100-SXM2-32GB", "T4", "A100-SXM4-40GB"};
 const int gpu_mem[] = {32768, 16384, 40960};

@@ -1096,34 +1096,14 @@ class extender {
         std::int64_t wsum = 0;
         for (std::size_t s = 0; s < prof->score_plugin_count(); ++s) wsum += prof->score_plugin_weight(s);
         const extender_scale scale(wsum);
+        // score_of: first the plugins' part of each feasible candidate's weighted sum (64 bits), then
+        // its extender score. The plugins score what the engine did not: every scorer, or batched, the
+        // scorers it does not hold, over the feasible candidates (their NormalizeScore sees the same
+        // nodes either way).
         auto& score_of = sc.score_of;
         score_of.assign(m, 0);
-        if (batched) {
-          if (!per_node_.scores.empty()) {
-            // The scorers the engine does not hold, through the plugins, over the feasible candidates
-            // (their NormalizeScore sees the same nodes as on the plugins' path).
-            auto& feasible = sc.feasible;
-            auto& feasible_cand = sc.feasible_cand;
-            feasible.clear();
-            feasible_cand.clear();
-            for (std::size_t i = 0; i < m; ++i) {
-              if (idx[i] != name_index::none && why[i] == reason::ok) {
-                feasible.push_back(idx[i]);
-                feasible_cand.push_back(i);
-              }
-            }
-            auto& raw = sc.raw;
-            raw.assign(feasible.size(), 0);
-            for (const std::size_t k : per_node_.scores) {
-              if (feasible.empty()) break;
-              prof->score_plugin(k, st_.cluster, kp.spec, feasible, raw.data());
-              for (std::size_t j = 0; j < feasible.size(); ++j) score_of[feasible_cand[j]] += raw[j] * prof->score_plugin_weight(k);
-            }
-          }
-          for (std::size_t i = 0; i < m; ++i) {  // score_of holds the per-node scorers' part (64 bits) until here
-            if (idx[i] != name_index::none && why[i] == reason::ok) score_of[i] = scale(totals[i] + score_of[i]);
-          }
-        } else {
+        const std::size_t plugin_scorers = batched ? per_node_.scores.size() : prof->score_plugin_count();
+        if (plugin_scorers > 0) {
           auto& feasible = sc.feasible;
           auto& feasible_cand = sc.feasible_cand;
           feasible.clear();
@@ -1134,15 +1114,16 @@ class extender {
               feasible_cand.push_back(i);
             }
           }
-          const std::size_t k = prof->score_plugin_count();
           auto& raw = sc.raw;
-          raw.assign(k * feasible.size(), 0);
-          if (!feasible.empty() && k > 0) prof->score(st_.cluster, kp.spec, feasible, raw.data());
-          for (std::size_t j = 0; j < feasible.size(); ++j) {
-            std::int64_t total = 0;
-            for (std::size_t s = 0; s < k; ++s) total += raw[s * feasible.size() + j] * prof->score_plugin_weight(s);
-            score_of[feasible_cand[j]] = scale(total);
+          raw.assign(feasible.size(), 0);
+          for (std::size_t s = 0; s < plugin_scorers && !feasible.empty(); ++s) {
+            const std::size_t k = batched ? per_node_.scores[s] : s;
+            prof->score_plugin(k, st_.cluster, kp.spec, feasible, raw.data());
+            for (std::size_t j = 0; j < feasible.size(); ++j) score_of[feasible_cand[j]] += raw[j] * prof->score_plugin_weight(k);
           }
+        }
+        for (std::size_t i = 0; i < m; ++i) {
+          if (idx[i] != name_index::none && why[i] == reason::ok) score_of[i] = scale((batched ? totals[i] : 0) + score_of[i]);
         }
         // HostPriorityList, written into a buffer sized first (the text after each name is one of eleven).
         static constexpr std::string_view host = R"({"Host":)";
