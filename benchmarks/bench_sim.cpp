@@ -66,6 +66,6 @@ BENCHMARK_CAPTURE(BM_OpenbReplay, FGD, gpusched::sim::policy_kind::fgd)
 BENCHMARK_CAPTURE(BM_OpenbReplay, gpusched, gpusched::sim::policy_kind::gpusched)
     ->Name("BM_OpenbReplay/gpusched")
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_OpenbReplay, gpusched_refill, gpusched::sim::policy_kind::gpusched_refill)
-    ->Name("BM_OpenbReplay/gpusched-refill")
+BENCHMARK_CAPTURE(BM_OpenbReplay, gpusched_fillaware, gpusched::sim::policy_kind::gpusched_fillaware)
+    ->Name("BM_OpenbReplay/gpusched-fillaware")
     ->Unit(benchmark::kMillisecond);

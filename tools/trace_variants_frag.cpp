@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
   try {
     const std::vector<std::uint64_t> seed_list = parse_seeds(seeds);
     // "gpusched-shape": FillAware with fill_aware_options::cpu_by_shape (the experiment of
-    // docs/adr/0017-quality-method.md), otherwise as the gpusched policy.
+    // docs/adr/0017-quality-method.md), otherwise as the gpusched-fillaware policy (FillAware).
     constexpr auto shape_variant = static_cast<sim::policy_kind>(255);
     constexpr auto shape_cpu_variant = static_cast<sim::policy_kind>(254);  // gpusched-shape-cpu
     std::vector<sim::policy_kind> kinds;

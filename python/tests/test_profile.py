@@ -133,7 +133,9 @@ def test_profile_files_load_with_a_workload() -> None:
     fgd = gs.Profile.from_file(str(PROFILES / "fgd.yaml"), typical_pods=typical)
     assert fgd.checks == ["NodeResourcesFit", "GPUCheck"]
     assert fgd.scores == [("FGDScore", 1)] and fgd.gpu_selector == "FGDScore"
-    assert gs.Profile.from_file(str(PROFILES / "gpusched.yaml"), typical_pods=typical).scores == [("FillAware", 1)]
+    gpusched = gs.Profile.from_file(str(PROFILES / "gpusched.yaml"), typical_pods=typical)
+    assert gpusched.scores == [("FillAwareRefill", 1)] and gpusched.gpu_selector == "FillAwareRefill"
+    assert gs.Profile.from_file(str(PROFILES / "gpusched-fillaware.yaml"), typical_pods=typical).scores == [("FillAware", 1)]
     with pytest.raises(gs.ConfigFileError, match="fgd.yaml:20: FGDScore: needs pluginConfig args.typicalPods"):
         gs.Profile.from_file(str(PROFILES / "fgd.yaml"))
 

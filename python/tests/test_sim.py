@@ -22,7 +22,8 @@ def write(tmp: Path, nodes: str, pods: str) -> gs.sim.Trace:
     return gs.sim.Trace.load(str(tmp / "nodes.csv"), str(tmp / "pods.csv"))
 
 
-@pytest.mark.parametrize("policy", ["Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "gpusched"])
+@pytest.mark.parametrize("policy", ["Random", "DotProd", "GpuClustering", "GpuPacking", "BestFit", "FGD", "gpusched",
+                                    "gpusched-fillaware", "gpusched-binding"])
 def test_paper_replay_by_hand(tmp_path: Path, policy: str) -> None:
     # Two 1-GPU nodes (capacity 2000 milli); pods a, b (whole GPUs), c (half): a and b fill the
     # GPUs, c fits nowhere. Arrived 1000, 2000, 2500 milli = 50, 100, 125 %; allocated 50, 100, 100 %.

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -120,4 +121,19 @@ TEST_CASE("profile files: FGD and FillAware without typicalPods need a workload,
                         "workload from where it runs (the simulator's trace)")
                            .c_str(),
                        file_error);
+}
+
+TEST_CASE("policy names: each row by its name in any case, a former name, and no other") {
+  for (const auto& info : sim::policies) {
+    CAPTURE(info.name);
+    std::string upper(info.name);
+    std::transform(upper.begin(), upper.end(), upper.begin(), [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+    CHECK(sim::find_policy(info.name) == info.kind);
+    CHECK(sim::find_policy(upper) == info.kind);
+  }
+  // gpusched-refill became gpusched (ADR 0017, "Amendment 3"); scripts that name it still run it.
+  CHECK(sim::find_policy("gpusched-refill") == sim::policy_kind::gpusched);
+  CHECK(sim::policy_name(sim::policy_kind::gpusched) == "gpusched");
+  CHECK_FALSE(sim::find_policy("gpusched-").has_value());
+  CHECK_FALSE(sim::find_policy("").has_value());
 }

@@ -74,7 +74,7 @@ struct fill_aware_options {
   double fill_per_sharing_pod = 0.0;
 };
 
-// fill_per_sharing_pod of the gpusched-refill policy: FillAware's kappa = 50, chosen on the openb
+// fill_per_sharing_pod of the gpusched policy (FillAwareRefill): FillAware's kappa = 50, chosen on the openb
 // default trace (seeds 42-47), times that trace's P_share = 0.3732 (its 35 typical shapes), so that
 // the default trace keeps kappa = 50 and other workloads scale it by 1 / P_share (ADR 0017,
 // "Amendment 2"). Re-expresses the existing constant; no value was fitted to another trace.

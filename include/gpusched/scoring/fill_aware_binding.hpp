@@ -144,4 +144,21 @@ class fill_aware_binding_scorer {
   std::shared_ptr<shared_state> state_;
 };
 
+// FillAwareRefill, gpusched's policy: FillAwareBinding whose hole refill chance is taken per sharing
+// pod, kappa = fill_per_sharing_pod / P_share (refill_fill_per_sharing_pod unless the options say
+// otherwise; docs/adr/0017-quality-method.md, amendments 2 and 3). A type of its own for its name.
+class fill_aware_refill_scorer : public fill_aware_binding_scorer {
+ public:
+  explicit fill_aware_refill_scorer(const typical_workload& w) : fill_aware_refill_scorer(w, defaults()) {}
+  fill_aware_refill_scorer(const typical_workload& w, fill_aware_options o) : fill_aware_binding_scorer(w, o) {}
+
+  [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareRefill"; }
+  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod.
+  [[nodiscard]] static fill_aware_options defaults() noexcept {
+    fill_aware_options o;
+    o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
+    return o;
+  }
+};
+
 }  // namespace gpusched

@@ -29,14 +29,12 @@ struct fill_aware_refill_plugin {
       "score and device choice: FillAwareBinding, hole refill chance scaled by the workload's share of GPU-sharing "
       "pods (gpusched)";
   using check_types = plugin_types<>;
-  using score_types = plugin_types<fill_aware_binding_scorer>;
+  using score_types = plugin_types<fill_aware_refill_scorer>;
   template <Cluster C>
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context& ctx) {
-    fill_aware_options defaults;
-    defaults.fill_per_sharing_pod = refill_fill_per_sharing_pod;
     const auto d = plugin_decode::fill_aware_args(a, ctx, name, "fillPerSharingPod", &fill_aware_options::fill_per_sharing_pod,
-                                                  defaults);
-    const fill_aware_binding_scorer fill(*d.workload, d.options);
+                                                  fill_aware_refill_scorer::defaults());
+    const fill_aware_refill_scorer fill(*d.workload, d.options);
     if (plugin_decode::flag(a, "selectDevices", true)) p.set_gpu_selector(fill);
     p.add_score(fill, weight);
   }

@@ -35,7 +35,10 @@
 
 namespace gpusched::sim {
 
-enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched, gpusched_binding, gpusched_refill };
+// gpusched is FillAwareRefill since session 10 (docs/adr/0017-quality-method.md, "Amendment 3"); the
+// two steps that led to it stay as rows for the ablation: gpusched-fillaware (FillAware, the gpusched
+// policy until then) and gpusched-binding (its CPU term by shape where CPU binds).
+enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched, gpusched_fillaware, gpusched_binding };
 
 struct policy_info {
   std::string_view name;
@@ -54,9 +57,14 @@ inline constexpr std::array<policy_info, 9> policies = {{
     {"GpuPacking", policy_kind::gpu_packing, "partly used GPUs first, then partly used nodes (paper baseline)", 92.00, "gpupacking.yaml"},
     {"BestFit", policy_kind::best_fit, "least CPU+GPU left after placement (paper baseline)", 93.08, "bestfit.yaml"},
     {"FGD", policy_kind::fgd, "fragmentation gradient descent, Weng et al. ATC'23", 95.39, "fgd.yaml"},
-    {"gpusched", policy_kind::gpusched, "gpusched FillAware: eventual hole waste + CPU stranding (ours)", 0.0, "gpusched.yaml"},
-    {"gpusched-binding", policy_kind::gpusched_binding, "FillAware, CPU term by shape when the workload's CPU binds (ours)", 0.0, "gpusched-binding.yaml"},
-    {"gpusched-refill", policy_kind::gpusched_refill, "FillAwareBinding, hole refill chance scaled by the workload's sharing pods (ours)", 0.0, "gpusched-refill.yaml"},
+    {"gpusched", policy_kind::gpusched, "gpusched FillAwareRefill: hole waste with a refill chance per sharing pod, CPU term of the binding resource (ours)", 0.0, "gpusched.yaml"},
+    {"gpusched-fillaware", policy_kind::gpusched_fillaware, "FillAware: eventual hole waste + CPU stranding at the mean CPU per GPU (ours, ablation)", 0.0, "gpusched-fillaware.yaml"},
+    {"gpusched-binding", policy_kind::gpusched_binding, "FillAware, CPU term by shape when the workload's CPU binds (ours, ablation)", 0.0, "gpusched-binding.yaml"},
+}};
+
+// Names a policy had before: gpusched-refill became gpusched (ADR 0017, "Amendment 3").
+inline constexpr std::array<std::pair<std::string_view, policy_kind>, 1> former_policy_names = {{
+    {"gpusched-refill", policy_kind::gpusched},
 }};
 
 // Case-insensitive lookup by name.
@@ -68,6 +76,9 @@ inline std::optional<policy_kind> find_policy(std::string_view name) {
   };
   for (const auto& p : policies) {
     if (lower(p.name) == lower(name)) return p.kind;
+  }
+  for (const auto& [former, kind] : former_policy_names) {
+    if (lower(former) == lower(name)) return kind;
   }
   return std::nullopt;
 }
@@ -104,17 +115,15 @@ decltype(auto) with_policy(policy_kind k, const std::shared_ptr<const typical_wo
     case policy_kind::best_fit:
       return f(make_profile(filter, scores(weighted{fgd_paper::best_fit{}, 1}), best_fit_gpus{}));
     case policy_kind::gpusched: {
+      const fill_aware_refill_scorer fill(*typical);
+      return f(make_profile(filter, scores(weighted{fill, 1}), fill));
+    }
+    case policy_kind::gpusched_fillaware: {
       const fill_aware_scorer fill(*typical);
       return f(make_profile(filter, scores(weighted{fill, 1}), fill));
     }
     case policy_kind::gpusched_binding: {
       const fill_aware_binding_scorer fill(*typical);
-      return f(make_profile(filter, scores(weighted{fill, 1}), fill));
-    }
-    case policy_kind::gpusched_refill: {
-      fill_aware_options o;
-      o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
-      const fill_aware_binding_scorer fill(*typical, o);
       return f(make_profile(filter, scores(weighted{fill, 1}), fill));
     }
     case policy_kind::fgd:
