@@ -86,3 +86,37 @@ TEST_CASE("FillAwareBinding's copies share the decision; the device choice needs
   CHECK(fill_aware_binding_scorer(two_ratios()).select(c, make_pod("g").cpu(4000).gpus(1), 0) == gpu_set{1});
   CHECK(f.select(c, cpu_only, 0) == gpu_set{0});
 }
+
+TEST_CASE("FillAwareBinding on a capacity-stamped cluster recounts only when nodes are added or changed") {
+  // The clusters and the rule of the first test case: one node of 8000 milli-CPU and 2 GPUs is 4000
+  // per GPU (CPU binds against 8500); a CPU-only node of 16000 makes it 12000 (GPU binds).
+  using stamped = bound_cluster<in_memory_cluster, node_versions>;
+  const fill_aware_binding_scorer f(two_ratios());
+  const pod gpu = make_pod("g").cpu(4000).gpus(1);
+  stamped c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  const std::uint64_t v0 = cluster_capacity_version(c);
+  CHECK(f.pre_score(c, gpu) == score_status::ok);
+  CHECK(f.score(c, gpu, 0) == 1'000'166'667);  // by shape: the first test case's value
+
+  // A reservation leaves the capacity stamp (and the decision) alone.
+  c.bind(gpu, make_binding(gpu, 0, gpu_set{1}));
+  CHECK(cluster_capacity_version(c) == v0);
+  CHECK(f.by_shape(c));
+
+  // An added node moves the stamp: the next PreScore recounts and takes the mean form.
+  c.add_node(cpu_node("c", 16000));
+  CHECK(cluster_capacity_version(c) != v0);
+  CHECK_FALSE(f.by_shape(c));
+  const std::uint64_t v1 = cluster_capacity_version(c);
+  c.changed(1);  // a host that changed node 1 through base(): a fresh stamp, the same count
+  CHECK(cluster_capacity_version(c) != v1);
+  CHECK_FALSE(f.by_shape(c));
+
+  // Another cluster (its own stamps) beside it: each is decided by its own capacity, in turn.
+  stamped other;
+  other.add_node(testing::gpu_node("m", 8000, 1 << 20, 2));
+  CHECK(f.by_shape(other));
+  CHECK_FALSE(f.by_shape(c));
+  CHECK(f.by_shape(other));
+}

@@ -21,7 +21,9 @@
 // ATC'23), the typical workload is the reference; here it also decides which resource binds.
 //
 // The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation), so a cluster
-// that changes between pods is followed; the device choice reuses that count for the pod it was made
+// that changes between pods is followed; on a CapacityVersioned cluster (a bound_cluster observed by
+// node_versions, as the simulator's) only when its capacity stamp has moved since the last count
+// (schedule/node_versions.hpp). The device choice reuses PreScore's decision for the pod it was made
 // for and recounts otherwise. The decision of the last
 // PreScore is shared by the copies of one scorer (the score plugin and the device selector of a
 // profile); pods scored concurrently against clusters of different CPU per GPU would race on it,
@@ -37,6 +39,7 @@
 
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/pod.hpp"
+#include "gpusched/schedule/node_versions.hpp"
 #include "gpusched/scoring/fill_aware.hpp"
 #include "gpusched/scoring/scorer.hpp"
 #include "gpusched/scoring/typical_pods.hpp"
@@ -84,7 +87,17 @@ class fill_aware_binding_scorer {
   // Whether S is taken by shape on cluster c (the rule above).
   template <Cluster C>
   [[nodiscard]] bool by_shape(const C& c) const {
-    return cpu_binds(demand_, cluster_cpu_per_gpu(c));
+    if constexpr (CapacityVersioned<C>) {
+      // One word, stamp x 2 + decision, so that a stamp is never read beside another stamp's decision.
+      const std::uint64_t stamp = adl::call_cluster_capacity_version(c);
+      const std::uint64_t last = state_->counted.load(std::memory_order_relaxed);
+      if (last >> 1 == stamp) return (last & 1) != 0;
+      const bool shape = cpu_binds(demand_, cluster_cpu_per_gpu(c));
+      state_->counted.store(stamp << 1 | std::uint64_t{shape}, std::memory_order_relaxed);
+      return shape;
+    } else {
+      return cpu_binds(demand_, cluster_cpu_per_gpu(c));
+    }
   }
 
   template <Cluster C>
@@ -140,6 +153,9 @@ class fill_aware_binding_scorer {
     std::atomic<bool> by_shape{false};
     std::atomic<const void*> pod{nullptr};
     std::atomic<const void*> cluster{nullptr};
+    // The last count on a CapacityVersioned cluster: its capacity stamp x 2 + the decision (stamps
+    // start at 1, so 0 is never a count).
+    std::atomic<std::uint64_t> counted{0};
   };
   std::shared_ptr<shared_state> state_;
 };
