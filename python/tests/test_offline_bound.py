@@ -146,3 +146,29 @@ def test_place_cpu_only_bounds_the_placements_that_serve_them() -> None:
         ob.solve(Counter({shape(9000, 0, 0): 1}), nodes, False, 10, place_cpu_only=True)
     with pytest.raises(ob.BoundError, match="--place-cpu-only"):
         ob.solve(Counter({shape(5000, 0, 0): 2}), nodes, False, 10, place_cpu_only=True)
+
+
+def test_min_share_placed_bounds_the_placements_that_admit_those_pods() -> None:
+    # One node of 2 GPUs; two 810-milli pods and two whole-GPU pods arrived. Any subset: both whole pods,
+    # 2000 (the 810s left out). With one 810 admitted, its GPU holds 810 (nothing else fits the 190 left):
+    # 810 + 1000 = 1810. With both: 1620. A floor above what arrived names it.
+    shapes = Counter({shape(1000, 1, 810): 2, shape(1000, 1, 1000): 2})
+    nodes = Counter({node(100000, 2): 1})
+
+    def floor(k: dict[int, float]) -> float:
+        return ob.solve(shapes, nodes, integer=False, time_limit=10, min_share_placed=k)["bound_milli"]
+
+    assert floor({}) == pytest.approx(2000)
+    assert floor({810: 1}) == pytest.approx(1810)
+    assert floor({810: 2}) == pytest.approx(1620)
+    with pytest.raises(ob.BoundError, match="3 pods of 810 milli asked, 2 arrived"):
+        floor({810: 3})
+
+
+def test_min_share_placed_counts_cpu_only_pods_under_size_zero() -> None:
+    # 8 CPUs, 2 GPUs; a CPU-only pod of 6 CPUs and two whole-GPU pods of 3 CPUs (the test above): admitting
+    # the CPU-only pod leaves 2 CPUs, 2/3 of a GPU pod in the LP.
+    shapes = Counter({shape(6000, 0, 0): 1, shape(3000, 1, 1000): 2})
+    nodes = Counter({node(8000, 2): 1})
+    assert ob.solve(shapes, nodes, False, 10, min_share_placed={0: 1})["bound_milli"] == pytest.approx(2000 / 3)
+    assert ob.solve(shapes, nodes, False, 10, min_share_placed={0: 0})["bound_milli"] == pytest.approx(2000)

@@ -220,7 +220,7 @@ def share_patterns(values: list[int], capacity: int = 1000) -> list[tuple[int, .
 
 
 def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_limit: float,
-          place_cpu_only: bool = False) -> dict:
+          place_cpu_only: bool = False, min_share_placed: dict[int, float] | None = None) -> dict:
     import numpy as np
     from scipy.optimize import Bounds, LinearConstraint, linprog, milp
     from scipy.sparse import coo_matrix
@@ -230,8 +230,9 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
     # CPU-only pods add nothing to the objective and only consume resources: an optimum leaves them out
     # (any subset is allowed), so they get no variable -- unless place_cpu_only asks that every arrived
     # CPU-only pod be placed (the bound of the placements that do, as every online policy does while CPU lasts).
+    floors = dict(min_share_placed or {})
     pairs = [(i, j) for i, s in enumerate(S) for j, t in enumerate(T)
-             if (s.gpu_total > 0 or place_cpu_only) and fits(s, t)]
+             if (s.gpu_total > 0 or place_cpu_only or floors.get(0, 0) > 0) and fits(s, t)]
     if place_cpu_only:
         homeless = [s for i, s in enumerate(S) if s.gpu_total == 0 and not any(i == k for k, _ in pairs)]
         if homeless:
@@ -244,7 +245,7 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
     # sum_t x[s,t] <= n[s]
     shape_row = {}
     for v, (i, _) in enumerate(pairs):
-        must = S[i].gpu_total == 0  # place_cpu_only: -sum_t x[s,t] <= -n[s]
+        must = S[i].gpu_total == 0 and place_cpu_only  # -sum_t x[s,t] <= -n[s]
         if i not in shape_row:
             shape_row[i] = r
             ub.append(-shapes[S[i]] if must else shapes[S[i]])
@@ -271,6 +272,24 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
         rows.append(b + 4 if sh.gpu_milli == 1000 else b + 5 + vi[sh.gpu_milli])
         cols.append(v)
         vals.append(float(sh.num_gpu if sh.gpu_milli == 1000 else 1))
+    # min_share_placed {v: k}: at least k of the arrived one-GPU pods asking v milli (v = 0: of the CPU-only
+    # pods) are placed: the bound of the placements that admit as many sharing (and CPU-only) pods of each
+    # size as a given policy did (docs/quality.md, "The bound given a policy's admissions").
+    def of_size(sh: Shape, v_milli: int) -> bool:
+        return sh.gpu_total == 0 if v_milli == 0 else (sh.num_gpu == 1 and sh.gpu_milli == v_milli)
+
+    for v_milli, k in sorted(floors.items()):
+        if not (0 <= v_milli < 1000) or k < 0:
+            raise BoundError(f"min_share_placed: {k} pods of {v_milli} milli: a size is 0 (CPU-only) or a share "
+                             "below 1000, a count >= 0")
+        cols_v = [v for v, (i, _) in enumerate(pairs) if of_size(S[i], v_milli)]
+        arrived_v = sum(n for sh, n in shapes.items() if of_size(sh, v_milli))
+        if k > arrived_v:
+            raise BoundError(f"min_share_placed: {k} pods of {v_milli} milli asked, {arrived_v} arrived")
+        for v in cols_v:
+            rows.append(r); cols.append(v); vals.append(-1.0)
+        ub.append(-float(k))
+        r += 1
     ny = 0
     for j, t in enumerate(T):
         if t.gpu == 0:
