@@ -174,3 +174,21 @@ def test_python_policy_errors(tmp_path: Path) -> None:
                            lambda f, p: np.full(len(f.node), 101))
     with pytest.raises(TypeError, match="policy"):
         gs.sim.run_paper(t, 3)  # type: ignore[call-overload]
+
+
+def test_policy_names_in_any_case_and_former_names() -> None:
+    # gpusched-refill became gpusched (docs/adr/0017-quality-method.md, "Amendment 3"): still accepted.
+    assert gs.sim.canonical_policy("GPUSCHED") == "gpusched"
+    assert gs.sim.canonical_policy("gpusched-refill") == "gpusched"
+    assert gs.sim.canonical_policy("bestfit") == "BestFit"
+    former = {p["name"]: p["former_names"] for p in gs.sim.sim_policies()}
+    assert former["gpusched"] == ["gpusched-refill"] and former["FGD"] == []
+    with pytest.raises(gs.InvalidArgumentError, match="policy: unknown policy 'gpusched-'"):
+        gs.sim.canonical_policy("gpusched-")
+
+
+def test_replay_takes_a_former_name(tmp_path: Path) -> None:
+    t = write(tmp_path, NODES, "name,cpu_milli,memory_mib,num_gpu,gpu_milli\na,1000,1000,1,1000\nc,1000,1000,1,500\n")
+    data = gs.sim.replay(t, ["gpusched-refill"], seeds=[1], tune=0, progress=False, workers=1)
+    assert [r["policy"] for r in data["runs"]] == ["gpusched"]
+    assert data["runs"][0]["final_allocation_pct"] == 75.0  # 1000 + 500 of 2000: both fit

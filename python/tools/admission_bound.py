@@ -29,7 +29,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import offline_bound as ob  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
 # sim/trace.hpp's shape key: "cpu=12000m gpu=1x1000" or "cpu=8000m gpu=1x470 model=T4|P100".
 SHAPE = re.compile(r"^cpu=\d+m gpu=(\d+)x(\d+)( model=\S+)?$")
 
@@ -61,24 +60,21 @@ def admitted(shapes: Counter, failed_by_shape: dict[str, int]) -> dict[int, int]
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pods", type=Path, default=REPO / "data/openb/openb_pod_list_default.csv")
-    ap.add_argument("--nodes", type=Path, default=REPO / "data/openb/openb_node_list_gpu_node.csv")
-    ap.add_argument("--seeds", default="42-44")
-    ap.add_argument("--tune", type=float, default=1.3)
+    ob.add_trace_arguments(ap, "42-44")
     ap.add_argument("--policies", default="FGD,gpusched", help="comma-separated simulator policies")
     ap.add_argument("--json", type=Path, help="write the per-seed results here")
     a = ap.parse_args(argv)
     try:
         import gpusched as gs
 
-        if not (0 < a.tune <= 100):
-            raise ob.BoundError(f"--tune: {a.tune} is not in (0, 100]")
+        ob.check_tune(a.tune)
         seeds = ob.parse_seeds(a.seeds)
         policies = [p for p in a.policies.split(",") if p]
-        known = {n.lower() for n in gs.sim.policy_names()}
         for p in policies:
-            if p.lower() not in known and p.lower() != "gpusched-refill":
-                raise ob.BoundError(f"--policies: '{p}' is not a policy ({', '.join(gs.sim.policy_names())})")
+            try:
+                gs.sim.canonical_policy(p)
+            except ValueError:
+                raise ob.BoundError(f"--policies: '{p}' is not a policy ({', '.join(gs.sim.policy_names())})") from None
         if not policies:
             raise ob.BoundError("--policies: give at least one policy")
         pods = ob.read_pods(a.pods)

@@ -458,12 +458,22 @@ def bound_for(pods: list[tuple[str, Shape]], nodes: list[NodeType], seed: int, t
     return res
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_trace_arguments(ap: argparse.ArgumentParser, seeds: str) -> None:
+    """--pods, --nodes, --seeds and --tune: the trace and the protocol, as gpusched-sim takes them."""
     ap.add_argument("--pods", type=Path, default=REPO / "data/openb/openb_pod_list_default.csv")
     ap.add_argument("--nodes", type=Path, default=REPO / "data/openb/openb_node_list_gpu_node.csv")
-    ap.add_argument("--seeds", default="42-51")
+    ap.add_argument("--seeds", default=seeds)
     ap.add_argument("--tune", type=float, default=1.3)
+
+
+def check_tune(tune: float) -> None:
+    if not (0 < tune <= 100):
+        raise BoundError(f"--tune: {tune} is not in (0, 100]")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_trace_arguments(ap, "42-51")
     ap.add_argument("--integer", action="store_true", help="integral x (HiGHS MILP; dual bound at the time limit)")
     ap.add_argument("--place-cpu-only", action="store_true",
                     help="bound the placements that place every arrived CPU-only pod (default: any subset)")
@@ -471,8 +481,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write the per-seed results here")
     a = ap.parse_args(argv)
     try:
-        if not (0 < a.tune <= 100):
-            raise BoundError(f"--tune: {a.tune} is not in (0, 100]")
+        check_tune(a.tune)
         if not a.time_limit > 0:
             raise BoundError(f"--time-limit: {a.time_limit} is not > 0")
         seeds = parse_seeds(a.seeds)

@@ -35,9 +35,9 @@
 
 namespace gpusched::sim {
 
-// gpusched is FillAwareRefill since session 10 (docs/adr/0017-quality-method.md, "Amendment 3"); the
-// two steps that led to it stay as rows for the ablation: gpusched-fillaware (FillAware, the gpusched
-// policy until then) and gpusched-binding (its CPU term by shape where CPU binds).
+// gpusched is FillAwareRefill (docs/adr/0017-quality-method.md, "Amendment 3"); the two steps that
+// led to it stay as rows for the ablation: gpusched-fillaware (FillAware, the gpusched policy before)
+// and gpusched-binding (its CPU term by shape where CPU binds).
 enum class policy_kind : std::uint8_t { random, dot_product, gpu_clustering, gpu_packing, best_fit, fgd, gpusched, gpusched_fillaware, gpusched_binding };
 
 struct policy_info {

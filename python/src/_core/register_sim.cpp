@@ -286,12 +286,18 @@ void register_sim(py::module_& m) {
           d["name"] = std::string(p.name);
           d["summary"] = std::string(p.summary);
           d["paper_allocation_pct"] = p.paper_allocation_pct > 0 ? py::object(py::float_(p.paper_allocation_pct)) : py::none();
+          py::list former;
+          for (const auto& [name, kind] : sim::former_policy_names) {
+            if (kind == p.kind) former.append(std::string(name));
+          }
+          d["former_names"] = former;
           out.append(d);
         }
         return out;
       },
-      "The simulator's policies: name, summary, and the FGD paper's published GPU allocation % on the default "
-      "openb trace at 130% arrived (None for gpusched's own).");
+      "The simulator's policies: name, summary, the FGD paper's published GPU allocation % on the default "
+      "openb trace at 130% arrived (None for gpusched's own), and former_names (names the policy had before, "
+      "still accepted).");
   m.def("run_paper", &run_paper, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42, py::arg("tune") = 1.3,
         py::arg("shuffle") = true, py::arg("record_events") = true, py::arg("max_pct") = py::none(),
         py::arg("preemption") = false,

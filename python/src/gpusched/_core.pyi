@@ -915,7 +915,7 @@ def run_paper(trace: Trace, policy: typing.Any, seed: typing.SupportsInt | typin
     """
 def sim_policies() -> list:
     """
-    The simulator's policies: name, summary, and the FGD paper's published GPU allocation % on the default openb trace at 130% arrived (None for gpusched's own).
+    The simulator's policies: name, summary, the FGD paper's published GPU allocation % on the default openb trace at 130% arrived (None for gpusched's own), and former_names (names the policy had before, still accepted).
     """
 def summarise(x: collections.abc.Sequence[typing.SupportsFloat | typing.SupportsIndex]) -> tuple[float, float]:
     """

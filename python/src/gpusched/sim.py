@@ -21,14 +21,24 @@ from gpusched._arrays import invalid
 from gpusched._core import Trace, replay_fields, run_dynamic, run_paper, sim_policies
 from gpusched._progress import run_jobs
 
-__all__ = ["Policy", "PythonPolicy", "Trace", "final_allocation", "load_openb", "policy_names", "replay", "replay_fields", "run_dynamic", "run_paper", "sim_policies"]
+__all__ = ["Policy", "PythonPolicy", "Trace", "canonical_policy", "final_allocation", "load_openb", "policy_names", "replay", "replay_fields", "run_dynamic", "run_paper", "sim_policies"]
 
 PAPER_SEEDS = tuple(range(42, 52))  # the authors' seeds
 
 
 def policy_names() -> list[str]:
-    """The simulator's policy names (Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, gpusched)."""
+    """The simulator's policy names (Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, gpusched, and
+    gpusched's ablation rows gpusched-fillaware and gpusched-binding)."""
     return [str(p["name"]) for p in sim_policies()]
+
+
+def canonical_policy(name: str) -> str:
+    """The policy's name as the simulator reports it, for a name in any case or a former name
+    (gpusched-refill is gpusched); an InvalidArgumentError naming `policy` otherwise."""
+    for p in sim_policies():
+        if name.lower() in {str(n).lower() for n in [p["name"], *p["former_names"]]}:
+            return str(p["name"])
+    raise invalid("policy", f"unknown policy '{name}'; one of {', '.join(policy_names())}")
 
 
 def load_openb(
@@ -105,8 +115,8 @@ def replay(
     else:
         raise invalid("mode", f"must be 'paper' or 'dynamic', got {mode!r}")
     for p in names:  # fail before the first run, not after an hour
-        if isinstance(p, str) and p.lower() not in {n.lower() for n in policy_names()}:
-            raise invalid("policy", f"unknown policy '{p}'; one of {', '.join(policy_names())}")
+        if isinstance(p, str):
+            canonical_policy(p)
     runs = run_jobs(jobs, progress=progress, desc=f"{mode} replay", workers=workers)
     return {**head, "runs": runs}
 
