@@ -1,7 +1,7 @@
 // gpusched-sim: replay the Alibaba openb trace (or any trace in its format) with the FGD paper's
 // baselines and gpusched's own policy, in parallel over seeds and policies.
 //
-//   gpusched-sim                                   # default trace, all 8 policies, seeds 42-51
+//   gpusched-sim                                   # default trace, all 9 policies, seeds 42-51
 //   gpusched-sim --policy FGD,gpusched --seeds 42-44 --output-json out.json
 //   gpusched-sim --mode dynamic --policy FGD --time-scale 1
 //   gpusched-sim --mode dynamic --time-scale 100 --preemption   # pods preempt lower priorities

@@ -40,6 +40,8 @@ def test_admitted_counts_sharing_and_cpu_only_pods_by_size() -> None:
     assert ab.admitted(shapes, failed) == {810: 1, 470: 2, 0: 4}
     with pytest.raises(ob.BoundError, match="'gpu=1x810' is not"):
         ab.admitted(shapes, {"gpu=1x810": 1})
+    with pytest.raises(ob.BoundError, match="4 pods of 810 milli failed, 3 arrived"):
+        ab.admitted(shapes, {"cpu=1000m gpu=1x810": 4})
 
 
 def run(tmp: Path, *args: str) -> subprocess.CompletedProcess:

@@ -172,3 +172,10 @@ def test_min_share_placed_counts_cpu_only_pods_under_size_zero() -> None:
     nodes = Counter({node(8000, 2): 1})
     assert ob.solve(shapes, nodes, False, 10, min_share_placed={0: 1})["bound_milli"] == pytest.approx(2000 / 3)
     assert ob.solve(shapes, nodes, False, 10, min_share_placed={0: 0})["bound_milli"] == pytest.approx(2000)
+
+
+def test_min_share_placed_beyond_what_fits_names_the_floor() -> None:
+    # An 810-milli pod that fits no node (model B only) cannot be admitted.
+    shapes = Counter({shape(1000, 1, 810, ("B",)): 1})
+    with pytest.raises(ob.BoundError, match=r"min_share_placed: no placement admits \{810: 1\}"):
+        ob.solve(shapes, Counter({node(64000, 2, "A"): 1}), False, 10, min_share_placed={810: 1})

@@ -151,3 +151,23 @@ def test_batch_scorer_takes_a_configured_profile() -> None:
     assert m[0, 0] >= 0
     with pytest.raises(gs.InvalidArgumentError, match="profile.score.BestFitScore: has no batch form"):
         gs.BatchScorer(profile=gs.Profile.from_file(str(PROFILES / "bestfit.yaml")))
+
+
+@pytest.mark.parametrize("name", ["gpusched.yaml", "gpusched-fillaware.yaml", "gpusched-binding.yaml"])
+def test_batch_scorer_takes_gpusched_profiles(name: str) -> None:
+    # The same pick as the per-pod scheduler. The workload asks 4 CPUs per half GPU: r = 8000 milli-CPU
+    # per GPU, and S(n) = max(0, free GPU milli - CPU left * 1000 / r). Node b (8 CPUs, 4 GPUs): S goes
+    # from 4000 - 1000 = 3000 to 3500 - 250 = 3250 after the pod's 6 CPUs, a cost of 0.5 * 250. Node a
+    # (64 CPUs): 0 before and after (3500 - 7250 < 0). The share leaves the same hole on both, so a
+    # scores higher, in the mean form and by shape alike (one shape; CPU binds here: 8 > 76 / 12 CPUs
+    # per GPU). Node c (4 CPUs) cannot hold the pod.
+    typical = [gs.Pod("t", cpu_milli=4000, memory_mib=1024, num_gpu=1, gpu_milli=500)]
+    c = gs.Cluster()
+    c.add_node("a", cpu_milli=64000, memory_mib=65536, gpu_count=4, gpu_model="V100M32", gpu_mem_mib=32768)
+    c.add_node("b", cpu_milli=8000, memory_mib=65536, gpu_count=4, gpu_model="V100M32", gpu_mem_mib=32768)
+    c.add_node("c", cpu_milli=4000, memory_mib=65536, gpu_count=4, gpu_model="V100M32", gpu_mem_mib=32768)
+    pod = gs.Pod("p", cpu_milli=6000, memory_mib=1024, num_gpu=1, gpu_milli=500)
+    prof = gs.Profile.from_file(str(PROFILES / name), typical_pods=typical)
+    m = gs.BatchScorer(profile=prof).scores(c, [pod])
+    assert m[0, 2] == -1 and m[0, 0] - m[0, 1] == 125 * 1000  # scores are (10^6 + saved) x 1000
+    assert gs.Scheduler(prof).schedule_one(c, pod).node == 0

@@ -55,6 +55,9 @@ def admitted(shapes: Counter, failed_by_shape: dict[str, int]) -> dict[int, int]
         k = size_of(int(m.group(1)), int(m.group(2)))
         if k is not None:
             failed[k] += n
+    extra = [k for k in failed if failed[k] > arrived[k]]
+    if extra:
+        raise ob.BoundError(f"failed_by_shape: {failed[extra[0]]} pods of {extra[0]} milli failed, {arrived[extra[0]]} arrived")
     return {k: arrived[k] - failed[k] for k in arrived}
 
 
@@ -65,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write the per-seed results here")
     a = ap.parse_args(argv)
     try:
-        import gpusched as gs
+        try:
+            import gpusched as gs
+        except ImportError as e:
+            raise ob.BoundError(f"the gpusched module is not installed (pip install ./python): {e}") from None
 
         ob.check_tune(a.tune)
         seeds = ob.parse_seeds(a.seeds)
@@ -90,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             lp = 100.0 - 100.0 * ob.solve(shapes, types, False, 60.0)["bound_milli"] / cap
             for p in policies:
                 r = gs.sim.run_paper(trace, p, seed=seed, tune=a.tune)
+                if r["arrived_pods"] != sum(shapes.values()):  # offline_bound's copy of the arrivals drifted
+                    raise ob.BoundError(f"seed {seed}: the replay saw {r['arrived_pods']} pods arrive, the bound's "
+                                        f"arrival sequence {sum(shapes.values())}")
                 floors = admitted(shapes, r["failed_by_shape"])
                 given = 100.0 - 100.0 * ob.solve(shapes, types, False, 60.0, min_share_placed=floors)["bound_milli"] / cap
                 runs.append({"seed": seed, "policy": p, "unallocated_pct": r["unallocated_pct_at_tune"],

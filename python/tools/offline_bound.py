@@ -321,6 +321,9 @@ def solve(shapes: Counter[Shape], types: Counter[NodeType], integer: bool, time_
         primal = -res.fun if res.x is not None else None
     else:
         res = linprog(c, A_ub=A, b_ub=ubv, bounds=(0, None), method="highs")
+        if res.status == 2 and floors:
+            raise BoundError(f"min_share_placed: no placement admits {dict(sorted(floors.items()))} pods (by milli), "
+                             "even fractionally")
         if res.status == 2:
             raise BoundError("--place-cpu-only: the arrived CPU-only pods do not all fit, even fractionally")
         if res.status != 0:

@@ -13,6 +13,7 @@
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/profile/config_yaml.hpp"
 #include "gpusched/profile/profile_file.hpp"
+#include "gpusched/scoring/fill_aware_binding.hpp"
 #include "random_workload.hpp"
 #include "support/builders.hpp"
 
@@ -102,6 +103,28 @@ TEST_CASE("batch.configured: a configured profile scores as its per-pod path") {
   SUBCASE("FillAware alone, weight 1") {
     CHECK(mismatches(from_yaml("      - name: FillAware\n", {workload(), 0}), 4) == 0);
   }
+  SUBCASE("FillAwareBinding and FillAwareRefill alone, with CPU binding and not") {
+    // random_cluster's nodes have 4-63 CPUs and 0-8 GPUs. Heavy: whole-GPU shapes of 4 and 40 CPUs per
+    // GPU and a CPU-only shape of 60 CPUs, equally likely: d = (4 + 40 + 60) / 2 = 52 CPUs per GPU,
+    // above the cluster's, so CPU binds and the PreScore takes the CPU term by shape (ratios 4 and 40),
+    // which differs from the mean form (22). Light: 1 and 4 CPUs per GPU, d = 2.5: the mean form. The
+    // batch form must follow the PreScore (the cluster is the one mismatches(.., 5) builds).
+    std::mt19937_64 rng(5);
+    const in_memory_cluster c = testing::random_cluster(rng, 120);
+    auto shapes = [](std::vector<pod> ps) {
+      return std::make_shared<const typical_workload>(typical_workload::from_pods(ps));
+    };
+    const auto heavy = shapes({make_pod("a").cpu(4000).gpus(1), make_pod("b").cpu(40000).gpus(1), make_pod("c").cpu(60000)});
+    const auto light = shapes({make_pod("a").cpu(1000).gpus(1), make_pod("b").cpu(4000).gpus(1)});
+    REQUIRE(fill_aware_binding_scorer(*heavy).by_shape(c));
+    REQUIRE_FALSE(fill_aware_binding_scorer(*light).by_shape(c));
+    for (const char* plugin : {"FillAwareBinding", "FillAwareRefill"}) {
+      CAPTURE(plugin);
+      for (const auto& w : {heavy, light, workload()}) {
+        CHECK(mismatches(from_yaml(std::string("      - name: ") + plugin + "\n", {w, 0}), 5) == 0);
+      }
+    }
+  }
 }
 
 TEST_CASE("batch.configured: the devices chosen are the profile's selector's") {
@@ -131,6 +154,10 @@ TEST_CASE("batch.configured: plugins without a batch form are refused by name") 
   CHECK_THROWS_WITH_AS(batch::configured(from_yaml("      - name: FillAware\n        weight: 2\n", {workload(), 0})),
                        "profile.score.FillAware: scores about 10^9, which fills the batch engine's 32-bit totals: give "
                        "it alone, weight 1",
+                       invalid_argument_error);
+  CHECK_THROWS_WITH_AS(batch::configured(from_yaml("      - name: FillAwareRefill\n        weight: 2\n", {workload(), 0})),
+                       "profile.score.FillAwareRefill: scores about 10^9, which fills the batch engine's 32-bit totals: "
+                       "give it alone, weight 1",
                        invalid_argument_error);
 }
 

@@ -120,3 +120,18 @@ TEST_CASE("FillAwareBinding on a capacity-stamped cluster recounts only when nod
   CHECK_FALSE(f.by_shape(c));
   CHECK(f.by_shape(other));
 }
+
+TEST_CASE("FillAwareBinding reuses its count while the capacity stamp stands") {
+  // A node added through base() without changed(n) is outside the observers' contract: the stamp
+  // does not move, so the decision counted before it stands until changed(n) is called. (Only the
+  // capacity stamp and the cluster's nodes are read here.)
+  using stamped = bound_cluster<in_memory_cluster, node_versions>;
+  const fill_aware_binding_scorer f(two_ratios());
+  stamped c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  CHECK(f.by_shape(c));  // 4000 per GPU: CPU binds
+  c.base().add_node(cpu_node("c", 16000));
+  CHECK(f.by_shape(c));  // counted: the stamp has not moved (a recount would say 12000 per GPU: no)
+  c.changed(0);
+  CHECK_FALSE(f.by_shape(c));
+}

@@ -443,8 +443,11 @@ configured_profile configured_impl(const dynamic_profile<C>& p, List list, per_n
     ss.parts.push_back(std::move(found));
   }
   for (std::size_t i = 0; i < p.score_plugin_count(); ++i) {
-    if (p.template score_as<fill_aware_scorer>(i) != nullptr && (p.score_plugin_count() != 1 || p.score_plugin_weight(i) != 1)) {
-      throw invalid_argument_error("profile.score.FillAware",
+    const bool fill_aware = p.template score_as<fill_aware_scorer>(i) != nullptr ||
+                            p.template score_as<fill_aware_binding_scorer>(i) != nullptr ||
+                            p.template score_as<fill_aware_refill_scorer>(i) != nullptr;
+    if (fill_aware && (p.score_plugin_count() != 1 || p.score_plugin_weight(i) != 1)) {
+      throw invalid_argument_error("profile.score." + std::string(p.score_plugin_name(i)),
                                    "scores about 10^9, which fills the batch engine's 32-bit totals: give it alone, weight 1");
     }
   }

@@ -1,6 +1,7 @@
 // Batch forms that call the plugin itself on the node table (node_table models Cluster) and the
 // pod the table was built from: for scorers without a formula written over columns — the FGD
-// paper's baselines and FillAware. They decide exactly as the per-pod path (the same score
+// paper's baselines, FillAware, and FillAwareBinding / FillAwareRefill (whose PreScore, which picks
+// the form of the CPU term from the cluster's CPU per GPU, runs once per pod on the table). They decide exactly as the per-pod path (the same score
 // function on the same state) at the per-pod path's speed; CPU engine only (not GPUSCHED_HD).
 // GpuClustering needs GPU affinity tags that the node table does not keep, and BestFit normalises
 // by min-max (not one of DefaultNormalizeScore's forms the engines apply): neither has a batch form.
@@ -22,6 +23,7 @@
 #include "gpusched/scoring/fgd_paper/gpu_packing.hpp"
 #include "gpusched/scoring/fgd_paper/random_score.hpp"
 #include "gpusched/scoring/fill_aware.hpp"
+#include "gpusched/scoring/fill_aware_binding.hpp"
 
 namespace gpusched::batch {
 
@@ -68,6 +70,20 @@ struct host_score_form {
   }
 };
 
+// host_score_form with the scorer's PreScore run on the node table for each pod, before its nodes
+// are scored (FillAwareBinding: the form of the CPU term; the same for every pod of one table).
+template <class S>
+struct host_prescored_form : host_score_form<S> {
+  using typename host_score_form<S>::pod_args;
+  using typename host_score_form<S>::prepared;
+  static pod_args make_pod_args(const S& s, const prepared& prep, const pod_table& pods, std::size_t i) {
+    const pod_args a = host_score_form<S>::make_pod_args(s, prep, pods, i);
+    const auto v = prep.view();
+    (void)v.scorer->pre_score(*v.table, *a.p);
+    return a;
+  }
+};
+
 }  // namespace detail
 
 template <>
@@ -79,7 +95,13 @@ struct batch_plugin<fgd_paper::gpu_packing> : detail::host_score_form<fgd_paper:
 template <>
 struct batch_plugin<fill_aware_scorer> : detail::host_score_form<fill_aware_scorer> {};
 
+template <>
+struct batch_plugin<fill_aware_binding_scorer> : detail::host_prescored_form<fill_aware_binding_scorer> {};
+template <>
+struct batch_plugin<fill_aware_refill_scorer> : detail::host_prescored_form<fill_aware_refill_scorer> {};
+
 static_assert(BatchScorer<fgd_paper::random_score> && BatchScorer<fgd_paper::dot_product> &&
-              BatchScorer<fgd_paper::gpu_packing> && BatchScorer<fill_aware_scorer>);
+              BatchScorer<fgd_paper::gpu_packing> && BatchScorer<fill_aware_scorer> &&
+              BatchScorer<fill_aware_binding_scorer> && BatchScorer<fill_aware_refill_scorer>);
 
 }  // namespace gpusched::batch

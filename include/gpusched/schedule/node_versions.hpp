@@ -15,7 +15,10 @@
 // CapacityVersioned): fresh when the observer is attached, a node is added or changed(n) is called,
 // and left alone by reservations and releases, so two calls that return the same stamp see the same
 // nodes with the same capacities. Scorers that derive something from the whole cluster's capacity
-// (FillAwareBinding's CPU per GPU) recount only when it moves. 8 bytes in all.
+// (FillAwareBinding's CPU per GPU) recount only when it moves. 8 bytes in all. A host that provides
+// the hook itself keeps the same contract: a stamp below 2^62, never the same for two different
+// capacities on any cluster object of the process (a process-wide counter does it; a counter per
+// cluster does not).
 #pragma once
 
 #include <atomic>

@@ -88,12 +88,13 @@ class fill_aware_binding_scorer {
   template <Cluster C>
   [[nodiscard]] bool by_shape(const C& c) const {
     if constexpr (CapacityVersioned<C>) {
-      // One word, stamp x 2 + decision, so that a stamp is never read beside another stamp's decision.
+      // One word, stamp x 4 + 2 (a count was made) + decision, so that a stamp is never read beside
+      // another stamp's decision and the initial 0 never matches a stamp.
       const std::uint64_t stamp = adl::call_cluster_capacity_version(c);
       const std::uint64_t last = state_->counted.load(std::memory_order_relaxed);
-      if (last >> 1 == stamp) return (last & 1) != 0;
+      if ((last & 2) != 0 && last >> 2 == stamp) return (last & 1) != 0;
       const bool shape = cpu_binds(demand_, cluster_cpu_per_gpu(c));
-      state_->counted.store(stamp << 1 | std::uint64_t{shape}, std::memory_order_relaxed);
+      state_->counted.store(stamp << 2 | 2 | std::uint64_t{shape}, std::memory_order_relaxed);
       return shape;
     } else {
       return cpu_binds(demand_, cluster_cpu_per_gpu(c));
@@ -153,8 +154,8 @@ class fill_aware_binding_scorer {
     std::atomic<bool> by_shape{false};
     std::atomic<const void*> pod{nullptr};
     std::atomic<const void*> cluster{nullptr};
-    // The last count on a CapacityVersioned cluster: its capacity stamp x 2 + the decision (stamps
-    // start at 1, so 0 is never a count).
+    // The last count on a CapacityVersioned cluster: its capacity stamp x 4 + 2 + the decision; 0
+    // before the first.
     std::atomic<std::uint64_t> counted{0};
   };
   std::shared_ptr<shared_state> state_;
