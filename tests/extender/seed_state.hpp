@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "../../tools/extender/extender.hpp"
 
@@ -27,24 +28,17 @@ profiles:
         weight: 5
 )";
 
-// The same plugins in a kubescheduler.config.k8s.io/v1 file: Kubernetes' default plugins join them
-// (kube_defaults.hpp), among them NodeUnschedulable, TaintToleration and NodeAffinity, filters and
-// scorers without batch forms that gpusched-extender runs node by node beside the batch engine.
-inline constexpr const char* seed_v1_config = R"(apiVersion: kubescheduler.config.k8s.io/v1
-kind: KubeSchedulerConfiguration
-profiles:
-- schedulerName: ai-scheduler
-  plugins:
-    filter:
-      enabled:
-      - name: GPUCheck
-    score:
-      enabled:
-      - name: LoadAware
-        weight: 10
-      - name: ModelAffinity
-        weight: 5
-)";
+// The same plugins in a kubescheduler.config.k8s.io/v1 file (the seed's, with the v1 apiVersion and
+// GPUCheck at the filter extension point): Kubernetes' default plugins join them (kube_defaults.hpp),
+// among them NodeUnschedulable, TaintToleration and NodeAffinity, filters and scorers without batch
+// forms that gpusched-extender runs node by node beside the batch engine.
+inline const std::string seed_v1_config = [] {
+  std::string s = seed_config;
+  const auto swap = [&s](std::string_view from, std::string_view to) { s.replace(s.find(from), from.size(), to); };
+  swap("config.k8s.io/v1beta2", "config.k8s.io/v1");
+  swap("preFilter:", "filter:");
+  return s;
+}();
 
 // Two nodes, "a" (2 x V100-SXM2-32GB, 8 CPUs, 16 GiB) and "b" (1 x T4, 4 CPUs, 8 GiB), and one
 // running pod "default/run" on "a" (1 CPU, 1 GiB, half a GPU, model resnet50).

@@ -49,7 +49,7 @@ profiles:
       - name: QoSAware
 )";
 
-const char* const v1_config = gpusched::extender::testing::seed_v1_config;
+const std::string& v1_config = gpusched::extender::testing::seed_v1_config;
 
 const char* const gpu_models[] = {"V100-SXM2-32GB", "T4", "A100-SXM4-40GB"};
 const int gpu_mem[] = {32768, 16384, 40960};
@@ -142,7 +142,7 @@ std::string random_names(std::mt19937_64& rng, int nodes) {
 
 struct pair_of_extenders {
   extender batched, plain;
-  pair_of_extenders(const char* config, const std::vector<kube_node>& nodes, const std::vector<kube_pod>& running)
+  pair_of_extenders(const std::string& config, const std::vector<kube_node>& nodes, const std::vector<kube_pod>& running)
       : batched(config, "test.yaml"), plain(config, "test.yaml", [] {
           gpusched::extender::options o;
           o.batch = false;
@@ -159,7 +159,7 @@ struct pair_of_extenders {
 // the same names, for the names filter passed (as kube-scheduler does), or without a filter before
 // it (its own checks and scores, no kept verdicts); every third pod is bound to the first node
 // filter passed (both extenders), every tenth a node changes.
-int compare(const char* config, std::uint64_t seed, int nodes_count, int pods) {
+int compare(const std::string& config, std::uint64_t seed, int nodes_count, int pods) {
   std::mt19937_64 rng(seed);
   auto nodes = random_nodes(rng, nodes_count);
   pair_of_extenders x(config, nodes, random_running(rng, nodes, nodes_count));

@@ -1007,42 +1007,39 @@ class extender {
           }
         }
       }
-      // The checks (and, batched, the scores), one call per run of consecutive nodes.
-      const auto for_each_run = [&](auto&& f) {
+      // The checks (and, batched, the scores), one call per run of consecutive nodes: f(i, j) for each
+      // run [i, j) of candidates that are nodes, still need the checks and satisfy `in`.
+      const auto for_each_run = [&](auto&& in, auto&& f) {
+        const auto member = [&](std::size_t i) { return idx[i] != name_index::none && need[i] != 0 && in(i); };
         for (std::size_t i = 0; i < m;) {
-          if (idx[i] == name_index::none || need[i] == 0) {
+          if (!member(i)) {
             ++i;
             continue;
           }
           std::size_t j = i + 1;
-          while (j < m && need[j] != 0 && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1) ++j;
+          while (j < m && member(j) && idx[j] == idx[j - 1] + 1) ++j;
           f(i, j);
           i = j;
         }
       };
+      const auto every = [](std::size_t) { return true; };
       if (batched) {
         const auto ca = bw->engine.make_check_args(bw->pods, 0);
         const auto sa = bw->engine.make_score_args(bw->pods, 0);
-        for_each_run([&](std::size_t i, std::size_t j) {
+        for_each_run(every, [&](std::size_t i, std::size_t j) {
           bw->engine.score_range(ca, sa, idx[i], static_cast<std::uint32_t>(j - i), totals.data() + i);
         });
         // A rejected node's reason is the first check of the profile that rejects it: the plugins,
         // one call per run of consecutive rejected nodes.
         bool agree = true;
-        for (std::size_t i = 0; i < m && agree;) {
-          if (need[i] == 0 || idx[i] == name_index::none || totals[i] >= 0) {
-            ++i;
-            continue;
-          }
-          std::size_t j = i + 1;
-          while (j < m && need[j] != 0 && idx[j] != name_index::none && idx[j] == idx[j - 1] + 1 && totals[j] < 0) ++j;
+        for_each_run([&](std::size_t i) { return totals[i] < 0; }, [&](std::size_t i, std::size_t j) {
           prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
           for (; i < j; ++i) agree = agree && why[i] != reason::ok;
-        }
+        });
         if (agree && !per_node_.checks.empty()) {
           // The checks without a batch form, through the plugins, on the nodes the engine passed (the
           // others have their reason): the first of them to reject a node names it.
-          for_each_run([&](std::size_t i, std::size_t j) {
+          for_each_run(every, [&](std::size_t i, std::size_t j) {
             for (const std::size_t k : per_node_.checks) prof->filter_check(k, st_.cluster, kp.spec, idx[i], j - i, why.data() + i);
           });
           for (std::size_t i = 0; i < m; ++i) {
@@ -1060,7 +1057,7 @@ class extender {
         }
       }
       if (!batched) {
-        for_each_run([&](std::size_t i, std::size_t j) { prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i); });
+        for_each_run(every, [&](std::size_t i, std::size_t j) { prof->filter(st_.cluster, kp.spec, idx[i], j - i, why.data() + i); });
       }
       if (!scores && same_state) {
         std::lock_guard memo_lock(memo_mu_);

@@ -425,8 +425,14 @@ configured_profile configured_impl(const dynamic_profile<C>& p, List list, per_n
                                            "normalises its scores; configured profiles in the batch engine take "
                                            "scorers without NormalizeScore only");
             }
-            found = std::make_shared<erased_part_of<T>>(*s, std::string(p.score_plugin_name(i)),
-                                                                p.score_plugin_weight(i));
+            if constexpr (requires { batch_plugin<T>::fills_totals; }) {
+              if (p.score_plugin_count() != 1 || p.score_plugin_weight(i) != 1) {
+                throw invalid_argument_error("profile.score." + std::string(p.score_plugin_name(i)),
+                                             "scores about 10^9, which fills the batch engine's 32-bit totals: give it "
+                                             "alone, weight 1");
+              }
+            }
+            found = std::make_shared<erased_part_of<T>>(*s, std::string(p.score_plugin_name(i)), p.score_plugin_weight(i));
           }
         }
       });
@@ -441,15 +447,6 @@ configured_profile configured_impl(const dynamic_profile<C>& p, List list, per_n
                                    "cannot run this profile");
     }
     ss.parts.push_back(std::move(found));
-  }
-  for (std::size_t i = 0; i < p.score_plugin_count(); ++i) {
-    const bool fill_aware = p.template score_as<fill_aware_scorer>(i) != nullptr ||
-                            p.template score_as<fill_aware_binding_scorer>(i) != nullptr ||
-                            p.template score_as<fill_aware_refill_scorer>(i) != nullptr;
-    if (fill_aware && (p.score_plugin_count() != 1 || p.score_plugin_weight(i) != 1)) {
-      throw invalid_argument_error("profile.score." + std::string(p.score_plugin_name(i)),
-                                   "scores about 10^9, which fills the batch engine's 32-bit totals: give it alone, weight 1");
-    }
   }
   if (ks.parts.size() > erased_max_parts || ss.parts.size() > erased_max_parts) {
     throw invalid_argument_error("profile", "the batch engine runs configured profiles of at most 8 checks and 8 scorers");

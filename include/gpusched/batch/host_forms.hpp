@@ -1,8 +1,9 @@
 // Batch forms that call the plugin itself on the node table (node_table models Cluster) and the
 // pod the table was built from: for scorers without a formula written over columns — the FGD
 // paper's baselines, FillAware, and FillAwareBinding / FillAwareRefill (whose PreScore, which picks
-// the form of the CPU term from the cluster's CPU per GPU, runs once per pod on the table). They decide exactly as the per-pod path (the same score
-// function on the same state) at the per-pod path's speed; CPU engine only (not GPUSCHED_HD).
+// the form of the CPU term from the cluster's CPU per GPU, runs once per pod on the table). They
+// decide exactly as the per-pod path (the same score function on the same state) at the per-pod
+// path's speed; CPU engine only (not GPUSCHED_HD).
 // GpuClustering needs GPU affinity tags that the node table does not keep, and BestFit normalises
 // by min-max (not one of DefaultNormalizeScore's forms the engines apply): neither has a batch form.
 #pragma once
@@ -70,10 +71,17 @@ struct host_score_form {
   }
 };
 
-// host_score_form with the scorer's PreScore run on the node table for each pod, before its nodes
-// are scored (FillAwareBinding: the form of the CPU term; the same for every pod of one table).
+// FillAware's scores are about 10^9 (fill_aware.hpp): the engine's 32-bit totals hold one of them,
+// weight 1, and nothing beside it (batch::configured refuses other profiles, naming the plugin).
 template <class S>
-struct host_prescored_form : host_score_form<S> {
+struct host_fill_aware_form : host_score_form<S> {
+  static constexpr bool fills_totals = true;
+};
+
+// The same with the scorer's PreScore run on the node table for each pod, before its nodes are
+// scored (FillAwareBinding: the form of the CPU term; the same for every pod of one table).
+template <class S>
+struct host_prescored_form : host_fill_aware_form<S> {
   using typename host_score_form<S>::pod_args;
   using typename host_score_form<S>::prepared;
   static pod_args make_pod_args(const S& s, const prepared& prep, const pod_table& pods, std::size_t i) {
@@ -93,7 +101,7 @@ struct batch_plugin<fgd_paper::dot_product> : detail::host_score_form<fgd_paper:
 template <>
 struct batch_plugin<fgd_paper::gpu_packing> : detail::host_score_form<fgd_paper::gpu_packing> {};
 template <>
-struct batch_plugin<fill_aware_scorer> : detail::host_score_form<fill_aware_scorer> {};
+struct batch_plugin<fill_aware_scorer> : detail::host_fill_aware_form<fill_aware_scorer> {};
 
 template <>
 struct batch_plugin<fill_aware_binding_scorer> : detail::host_prescored_form<fill_aware_binding_scorer> {};

@@ -34,6 +34,8 @@
 //                                  std::uint32_t count, double* out);   out[i] += w * score, for scorers
 //                                  without a lane form (one call per tile instead of one per pair:
 //                                  batch/configured.hpp's erased scorers)
+//   optional, scorers: static constexpr bool fills_totals;   scores near the 32-bit totals' range
+//                                  (FillAware's, about 10^9): configured profiles take it alone, weight 1
 //
 // The foundation plugins are specialised in batch/checks.hpp and batch/scorers.hpp, FGD in
 // batch/fgd_plugin.hpp; a new plugin (a host's own) adds its specialisation next to it and

@@ -298,6 +298,11 @@ void register_sim(py::module_& m) {
       "The simulator's policies: name, summary, the FGD paper's published GPU allocation % on the default "
       "openb trace at 130% arrived (None for gpusched's own), and former_names (names the policy had before, "
       "still accepted).");
+  m.def(
+      "canonical_policy", [](const std::string& name) { return std::string(sim::policy_name(policy_of(name))); },
+      py::arg("name"),
+      "The policy's name as the simulator reports it, for a name in any case or a former name (gpusched-refill "
+      "is gpusched); InvalidArgumentError naming `policy` otherwise.");
   m.def("run_paper", &run_paper, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42, py::arg("tune") = 1.3,
         py::arg("shuffle") = true, py::arg("record_events") = true, py::arg("max_pct") = py::none(),
         py::arg("preemption") = false,

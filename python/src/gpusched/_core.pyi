@@ -7,7 +7,7 @@ import enum
 import numpy
 import numpy.typing
 import typing
-__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'DisruptionBudgets', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'experiment_fields', 'experiment_inputs', 'experiment_metrics', 'experiment_run_once', 'replay_fields', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise', 'summary_of']
+__all__: list[str] = ['BatchScorer', 'Binding', 'BoundCluster', 'Cluster', 'Config', 'ConfigFileError', 'DisruptionBudgets', 'GPU', 'GangPlacer', 'GangResult', 'InvalidArgumentError', 'NodeFeatures', 'Pod', 'PreemptionPlan', 'Preemptor', 'Profile', 'QoS', 'Scenario', 'ScheduleResult', 'Scheduler', 'SchedulingQueue', 'SeedStaticScheduler', 'Tier', 'Trace', 'Transaction', 'canonical_policy', 'experiment_fields', 'experiment_inputs', 'experiment_metrics', 'experiment_run_once', 'replay_fields', 'run_dynamic', 'run_paper', 'sim_policies', 'summarise', 'summary_of']
 class InvalidArgumentError(ValueError):
     """
     A value given to gpusched is invalid; `field` names it ("pod 'p'.gpu_milli"). Nothing was changed.
@@ -884,6 +884,10 @@ class Preemptor:
 def _parse_config(text: str, source: str, python_scores: dict) -> Config:
     """
     Parses a KubeSchedulerConfiguration (use gpusched.load_config). Errors raise ConfigFileError with file:line.
+    """
+def canonical_policy(name: str) -> str:
+    """
+    The policy's name as the simulator reports it, for a name in any case or a former name (gpusched-refill is gpusched); InvalidArgumentError naming `policy` otherwise.
     """
 def experiment_fields() -> list:
     """

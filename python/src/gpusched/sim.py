@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from gpusched import _core
 from gpusched._arrays import invalid
-from gpusched._core import Trace, replay_fields, run_dynamic, run_paper, sim_policies
+from gpusched._core import Trace, canonical_policy, replay_fields, run_dynamic, run_paper, sim_policies
 from gpusched._progress import run_jobs
 
 __all__ = ["Policy", "PythonPolicy", "Trace", "canonical_policy", "final_allocation", "load_openb", "policy_names", "replay", "replay_fields", "run_dynamic", "run_paper", "sim_policies"]
@@ -30,15 +30,6 @@ def policy_names() -> list[str]:
     """The simulator's policy names (Random, DotProd, GpuClustering, GpuPacking, BestFit, FGD, gpusched, and
     gpusched's ablation rows gpusched-fillaware and gpusched-binding)."""
     return [str(p["name"]) for p in sim_policies()]
-
-
-def canonical_policy(name: str) -> str:
-    """The policy's name as the simulator reports it, for a name in any case or a former name
-    (gpusched-refill is gpusched); an InvalidArgumentError naming `policy` otherwise."""
-    for p in sim_policies():
-        if name.lower() in {str(n).lower() for n in [p["name"], *p["former_names"]]}:
-            return str(p["name"])
-    raise invalid("policy", f"unknown policy '{name}'; one of {', '.join(policy_names())}")
 
 
 def load_openb(
