@@ -134,6 +134,50 @@ TEST_CASE("batch.simd: GPUCheck through the tile summary and through the device 
   }
 }
 
+// The lane forms read a 64-bit sign through the upper 32-bit word of each lane (high_words): values
+// at and above 2^31, within the engines' 2^40 domain, and GPU-model bits above 31 tell the upper
+// word from the lower one.
+TEST_CASE("batch.simd: ResourceFit and GPU-model masks at 2^31 and above, worked by hand") {
+  in_memory_cluster c;
+  constexpr std::int64_t big = std::int64_t{1} << 33;  // milli-CPU of every fourth node
+  for (int i = 0; i < 40; ++i) {  // node i has the only GPU of model "g<i>": model bit i
+    c.add_node(testing::gpu_node("n" + std::to_string(i), i % 4 == 0 ? big : 64000, 256 * 1024, 1, ("g" + std::to_string(i)).c_str(), 16384));
+  }
+  struct row {
+    pod p;
+    bool (*fits)(int node);
+  };
+  const std::vector<row> rows{
+      // 2^32 + 1000 milli: only the 2^33 nodes (elsewhere the shortfall's lower word is positive)
+      {make_pod("huge").cpu((std::int64_t{1} << 32) + 1000), [](int n) { return n % 4 == 0; }},
+      // 1000 milli fits everywhere (on the 2^33 nodes the room's lower word is negative)
+      {make_pod("small").cpu(1000), [](int) { return true; }},
+      // model bits 35 and 5: only that node (bit 35's lower word is zero)
+      {make_pod("g35").gpu_share(100).allow_model("g35"), [](int n) { return n == 35; }},
+      {make_pod("g5").gpu_share(100).allow_model("g5"), [](int n) { return n == 5; }},
+      {make_pod("g35-or-g36").gpu_share(100).allow_model("g35").allow_model("g36"), [](int n) { return n == 35 || n == 36; }},
+  };
+  std::vector<pod> ps;
+  for (const row& r : rows) ps.push_back(r.p);
+  auto prof = make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{least_allocated{}, 1}));
+  batch::node_table t(c);
+  batch::pod_table pt(ps, t);
+  for (std::uint32_t lanes : {2U, 4U, 8U}) {
+    CAPTURE(lanes);
+    auto engine = batch::make_batch_scorer(prof, {1, 0, 512, 3, lanes});
+    engine.prepare(t);
+    batch::score_matrix m;
+    engine.scores(pt, m);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (int n = 0; n < 40; ++n) {
+        CAPTURE(i);
+        CAPTURE(n);
+        CHECK((m(static_cast<Eigen::Index>(i), n) >= 0) == rows[i].fits(n));
+      }
+    }
+  }
+}
+
 #if GPUSCHED_BATCH_SIMD
 TEST_CASE("batch.simd: GPUSCHED_SIMD names a width cap; anything else is an error naming it") {
   CHECK(batch::simd_lanes_cap("") == 0);

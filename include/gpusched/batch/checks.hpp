@@ -106,9 +106,9 @@ struct batch_plugin<gpu_check> {
   // The same test on L nodes from n at once, -1 in the lanes of the nodes that fit, 0 elsewhere:
   // device_fits' two comparisons and gpu_request_fits on int32 lanes, the devices counted in
   // registers (the CPU engine's fused kernel calls it once per pod and L nodes). Written with
-  // int32 `>` and 64-bit shifts only: GCC lowers this generic-vector code for the baseline target
-  // before it is inlined into the AVX2 / AVX-512 kernels, and would split a 64-bit comparison
-  // (none before SSE4.2) into scalar code.
+  // int32 `>` and 64-bit sign bits read through high_words only: GCC lowers this generic-vector
+  // code for the baseline target before it is inlined into the AVX2 / AVX-512 kernels, and would
+  // split a 64-bit comparison (none before SSE4.2) into scalar code.
   template <std::uint32_t L>
   GPUSCHED_BATCH_INLINE static typename simd<L>::i32 fits_lanes(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     using I32 = typename simd<L>::i32;
@@ -127,7 +127,7 @@ struct batch_plugin<gpu_check> {
       for (std::int32_t g = 0; g < v.slots; ++g) {
         const std::size_t k = static_cast<std::size_t>(g) * v.stride + n;
         const U64 bits = load_lanes(v.model_bit + k, lanes_tag<L>{}) & allowed;
-        const I32 model_bad = __builtin_convertvector((bits | (U64{} - bits)) >> 63, I32) - 1;  // -1 where no allowed bit
+        const I32 model_bad = ~(high_words<L>(bits | (U64{} - bits)) >> 31);  // -1 where no allowed bit (no sign bit)
         unfit += model_bad | (want > load_lanes(v.milli_free + k, lanes_tag<L>{})) | (want_mem > load_lanes(v.mem_free + k, lanes_tag<L>{}));
       }
     }
@@ -279,15 +279,15 @@ struct batch_plugin<resource_fit> {
 
 #if GPUSCHED_BATCH_SIMD
   // The same test on L nodes from n, -1 in the lanes that fit: fits_under_ceiling as the sign of
-  // ceiling - (allocated + request) on int64 lanes (a shift, not a 64-bit comparison: see
+  // ceiling - (allocated + request) on int64 lanes (its high word's sign, not a 64-bit comparison: see
   // gpu_check's fits_lanes; the values are within 0..2^40, node_table and pod_table check it).
   template <std::uint32_t L>
   GPUSCHED_BATCH_INLINE static typename simd<L>::i32 fits_lanes(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     using U64 = typename simd<L>::u64;
     const auto cpu_room = load_lanes(v.cpu_ceiling + n, lanes_tag<L>{}) - (load_lanes(v.cpu_allocated + n, lanes_tag<L>{}) + a.cpu);
     const auto mem_room = load_lanes(v.mem_ceiling + n, lanes_tag<L>{}) - (load_lanes(v.mem_allocated + n, lanes_tag<L>{}) + a.mem);
-    const U64 over = (reinterpret_cast<const U64&>(cpu_room) | reinterpret_cast<const U64&>(mem_room)) >> 63;  // 1: does not fit
-    return __builtin_convertvector(over, typename simd<L>::i32) - 1;
+    const U64 either = reinterpret_cast<const U64&>(cpu_room) | reinterpret_cast<const U64&>(mem_room);  // sign: does not fit
+    return ~(high_words<L>(either) >> 31);
   }
 #endif
 };

@@ -45,6 +45,8 @@ struct number_traits {
   GPUSCHED_HD static constexpr T truncate(T x) noexcept { return static_cast<T>(static_cast<std::int32_t>(x)); }
   // The same for x >= 0 (a vector type may do that more cheaply: batch/simd.hpp).
   GPUSCHED_HD static constexpr T truncate_nonnegative(T x) noexcept { return truncate(x); }
+  // a > b ? a : b, lane by lane (x86's maxpd is exactly this, operand order included).
+  GPUSCHED_HD static constexpr T larger(T a, T b) noexcept { return a > b ? a : b; }
 };
 
 // T with every lane equal to v.
@@ -92,7 +94,7 @@ template <class T, class Divide>
 GPUSCHED_HD constexpr T least_requested_with(T requested, T capacity, Divide divide) noexcept {
   const T zero{};
   const T free = capacity - requested;
-  const T q = divide((free > zero ? free : zero) * splat<T>(max_score), capacity);
+  const T q = divide(number_traits<T>::larger(free, zero) * splat<T>(max_score), capacity);
   return ((capacity == zero) | (requested > capacity)) ? zero : q;
 }
 GPUSCHED_HD constexpr std::int64_t least_requested(std::int64_t requested, std::int64_t capacity) noexcept {
@@ -110,7 +112,7 @@ template <class T>
 GPUSCHED_HD constexpr T least_requested_prepared(T free_scaled, T request_scaled, T rcp) noexcept {
   const T x = free_scaled - request_scaled;
   const T half = splat<T>(0.5);
-  return number_traits<T>::truncate_nonnegative((x > half ? x : half) * rcp);  // rcp >= 0
+  return number_traits<T>::truncate_nonnegative(number_traits<T>::larger(x, half) * rcp);  // rcp >= 0
 }
 
 // kubernetes pkg/scheduler/framework/plugins/noderesources/most_allocated.go, mostRequestedScore
