@@ -137,7 +137,8 @@ TEST_CASE("schedule_one with tie_break_rule::hashed: the tied node with the larg
 }
 
 #if GPUSCHED_BATCH_SIMD
-// The 4-lane kernel's truncation for x >= 0 by rounding (batch/simd.hpp) against std::trunc: the
+// The 4-lane truncation for x >= 0 by rounding (batch/simd.hpp; the kernels' form where vroundpd
+// is not available to them: -O0, -Os, -fno-inline and Clang builds) against std::trunc: the
 // boundaries (integers, ties of round-to-nearest-even on both sides, values just below an
 // integer, the top of its domain) and random values up to 2^51.
 TEST_CASE("batch.simd: truncation by rounding equals std::trunc for 0 <= x < 2^51") {

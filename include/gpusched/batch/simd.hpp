@@ -208,18 +208,22 @@ using simd_int32 = simd<simd_lanes>::i32;
 #endif
 // a > b ? a : b as one maxpd (which returns its second operand unless the first is greater, NaN
 // included), where the select would be a comparison and a blend. 2 lanes: SSE2, every x86-64; 4
-// and 8 lanes: the target's own or, in a narrower build, the wide builtins above.
+// and 8 lanes: the target's own intrinsic or, in a narrower build, GCC's wide builtins above.
 #if defined(__SSE2__)
-#define GPUSCHED_BATCH_LARGER_2(a, b) __builtin_ia32_maxpd(a, b)
+#define GPUSCHED_BATCH_LARGER_2(a, b) _mm_max_pd(a, b)
 #else
 #define GPUSCHED_BATCH_LARGER_2(a, b) ((a) > (b) ? (a) : (b))
 #endif
-#if defined(__AVX__) || defined(GPUSCHED_BATCH_WIDE_BUILTINS)
+#if defined(__AVX__)
+#define GPUSCHED_BATCH_LARGER_4(a, b) _mm256_max_pd(a, b)
+#elif defined(GPUSCHED_BATCH_WIDE_BUILTINS)
 #define GPUSCHED_BATCH_LARGER_4(a, b) __builtin_ia32_maxpd256(a, b)
 #else
 #define GPUSCHED_BATCH_LARGER_4(a, b) ((a) > (b) ? (a) : (b))
 #endif
-#if defined(__AVX512F__) || defined(GPUSCHED_BATCH_WIDE_BUILTINS)
+#if defined(__AVX512F__)
+#define GPUSCHED_BATCH_LARGER_8(a, b) _mm512_max_pd(a, b)
+#elif defined(GPUSCHED_BATCH_WIDE_BUILTINS)
 #define GPUSCHED_BATCH_LARGER_8(a, b) __builtin_ia32_maxpd512_mask(a, b, a, static_cast<unsigned char>(0xFF), _MM_FROUND_CUR_DIRECTION)
 #else
 #define GPUSCHED_BATCH_LARGER_8(a, b) ((a) > (b) ? (a) : (b))
@@ -286,6 +290,9 @@ GPUSCHED_BATCH_SIMD_OPS(8)
 // resource-fit mask: five shuffles replaced by one permute).
 template <std::uint32_t L>
 [[gnu::always_inline]] inline typename simd<L>::i32 high_words(typename simd<L>::u64 v) noexcept {
+#if !defined(__clang__) && __GNUC__ < 12  // no __builtin_shufflevector: the narrowing conversion
+  return __builtin_convertvector(__builtin_bit_cast(typename simd<L>::i64, v) >> 32, typename simd<L>::i32);
+#else
   using W = typename simd<L>::i32_words;
   const W w = __builtin_bit_cast(W, v);
   constexpr int h = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? 1 : 0;
@@ -297,6 +304,7 @@ template <std::uint32_t L>
     static_assert(L == 8);
     return __builtin_shufflevector(w, w, h, 2 + h, 4 + h, 6 + h, 8 + h, 10 + h, 12 + h, 14 + h);
   }
+#endif
 }
 
 // Lanes of a vector of doubles.
