@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start, command 2: install what is missing, build, and run every test:
-# the Release suite in build/main (unit tests, consumer projects, CUDA compile where nvcc exists), the Python package's tests, the docs' snippets (tests/docs), the same unit tests under AddressSanitizer +
+# the Release suite in build/main (unit tests, consumer projects, CUDA compile where nvcc exists), the batch tests at every SIMD
+# width and built for -march=x86-64-v3 / -v4, the Python package's tests, the docs' snippets (tests/docs), the same unit tests under AddressSanitizer +
 # UndefinedBehaviorSanitizer, then clang 14: the header self-containment check and 10 s of each
 # libFuzzer harness.
 set -euo pipefail
@@ -27,6 +28,10 @@ for simd in avx2 baseline; do
   stage "batch tests with GPUSCHED_SIMD=$simd"
   GPUSCHED_SIMD=$simd build/main/tests/gpusched_test_batch
 done
+# A build whose own target has AVX2 / AVX-512 takes other branches of batch/simd.hpp (the target's
+# intrinsics); two batch test files built that way (g++ -Werror, clang++), run where the CPU can.
+stage "batch tests built for -march=x86-64-v3 and -v4 (tests/batch/isa_builds.sh)"
+bash tests/batch/isa_builds.sh build/main
 
 stage "Python package: build, pytest (incl. the C++ cross-check), stub check"
 PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q --no-build-isolation ./python  # PEP 668: see install-deps.sh

@@ -221,8 +221,8 @@ using simd_int32 = simd<simd_lanes>::i32;
 #else
 #define GPUSCHED_BATCH_LARGER_4(a, b) ((a) > (b) ? (a) : (b))
 #endif
-#if defined(__AVX512F__)
-#define GPUSCHED_BATCH_LARGER_8(a, b) _mm512_max_pd(a, b)
+#if defined(__AVX512F__)  // masked, as TRUNC_8 above (GCC bug 105593)
+#define GPUSCHED_BATCH_LARGER_8(a, b) _mm512_mask_max_pd(a, static_cast<__mmask8>(0xFF), a, b)
 #elif defined(GPUSCHED_BATCH_WIDE_BUILTINS)
 #define GPUSCHED_BATCH_LARGER_8(a, b) __builtin_ia32_maxpd512_mask(a, b, a, static_cast<unsigned char>(0xFF), _MM_FROUND_CUR_DIRECTION)
 #else
