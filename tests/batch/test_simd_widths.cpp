@@ -3,6 +3,7 @@
 // path's best nodes. scripts or CI force the process-wide width with GPUSCHED_SIMD as well.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
 #include <random>
 #include <string>
@@ -173,6 +174,110 @@ TEST_CASE("batch.simd: ResourceFit and GPU-model masks at 2^31 and above, worked
         CAPTURE(i);
         CAPTURE(n);
         CHECK((m(static_cast<Eigen::Index>(i), n) >= 0) == rows[i].fits(n));
+      }
+    }
+  }
+}
+
+// The scorers' lane forms as the fused kernel runs them: LoadAware's weighted mean with weights of 1
+// (its sum without multiplications) and with other weights, and ModelAffinity with its plugin weight
+// folded into the formula. Four node kinds, repeated over 20 nodes (full vectors of every width and
+// the scalar tail; tiles of 6 and 512), no measured load, so LoadAware reads the allocation:
+//   A: 10 cores, 10000 MiB, 2 GPUs (2000 milli), nothing running
+//   B: as A without GPUs (LoadAware leaves the GPU out of the weight sum: no capacity)
+//   C: as A, running a "bert" pod of 4000 milli-CPU and 2000 MiB (interferes with resnet50)
+//   D: as A, running a "resnet50" pod with no requests (serves the pod's own model type)
+// Pod p (cpu 2000, memory 4000, half a GPU, model resnet50) is estimated at 1700 milli-CPU (85%),
+// 2800 MiB (70%) and 500 milli (100%); per resource, (capacity - used - estimate) * 100 / capacity:
+//   A, D: cpu 83, memory 72, GPU 75     B: cpu 83, memory 72     C: cpu 43, memory 52, GPU 75
+// Weights 1,1,1: A, D 230/3 = 76; B 155/2 = 77; C 170/3 = 56.
+// Weights 1,2,3: A, D (83 + 144 + 225)/6 = 75; B (83 + 144)/3 = 75; C (43 + 104 + 225)/6 = 62.
+// ModelAffinity: A, B 50; C 50 - 50 = 0; D 50 + 50 = 100; pod q (p without a model type) 50 on all.
+// Totals: LoadAware x 10 + ModelAffinity x 5.
+TEST_CASE("batch.simd: LoadAware and ModelAffinity lane forms, unit and other weights, worked by hand") {
+  in_memory_cluster c;
+  for (int i = 0; i < 20; ++i) {
+    const int kind = i % 4;
+    const auto n = c.add_node(testing::gpu_node("n" + std::to_string(i), 10000, 10000, kind == 1 ? 0 : 2, "T4", 16384));
+    if (kind == 2) {
+      const pod r = make_pod("r" + std::to_string(i)).cpu(4000).memory(2000).model("bert");
+      c.reserve(r, make_binding(r, n, 0));
+    }
+    if (kind == 3) {
+      const pod r = make_pod("r" + std::to_string(i)).model("resnet50");
+      c.reserve(r, make_binding(r, n, 0));
+    }
+  }
+  const std::vector<pod> ps{make_pod("p").cpu(2000).memory(4000).gpu_share(500).model("resnet50"),
+                            make_pod("q").cpu(2000).memory(4000).gpu_share(500)};
+  model_affinity m;
+  m.interfering.emplace_back(short_name("resnet50"), short_name("bert"));
+  struct weights_case {
+    resource_weights w;
+    std::array<std::int32_t, 4> load;  // LoadAware by node kind
+  };
+  for (const weights_case& wc : {weights_case{{1, 1, 1}, {76, 77, 56, 76}}, weights_case{{1, 2, 3}, {75, 75, 62, 75}}}) {
+    auto prof = make_profile(checks(resource_fit{}), scores(weighted{load_aware{wc.w}, 10}, weighted{m, 5}));
+    batch::node_table t(c);
+    batch::pod_table pt(ps, t);
+    const std::array<std::int32_t, 4> affinity_p{50, 50, 0, 100};
+    for (std::uint32_t lanes : {2U, 4U, 8U}) {
+      for (std::uint32_t tile : {6U, 512U}) {
+        CAPTURE(wc.w.gpu);
+        CAPTURE(lanes);
+        CAPTURE(tile);
+        auto engine = batch::make_batch_scorer(prof, {1, 0, tile, 2, lanes});
+        engine.prepare(t);
+        batch::score_matrix got;
+        engine.scores(pt, got);
+        for (int n = 0; n < 20; ++n) {
+          CAPTURE(n);
+          const auto kind = static_cast<std::size_t>(n % 4);
+          CHECK(got(0, n) == wc.load[kind] * 10 + affinity_p[kind] * 5);
+          CHECK(got(1, n) == wc.load[kind] * 10 + 50 * 5);
+        }
+      }
+    }
+  }
+}
+
+// top_k's lists against an oracle: every node's total from scores(), ordered by score, then the
+// larger tie key, then the lower index (batch::better), the first k kept. Many ties (totals are
+// multiples of 5 and nodes repeat), k from 1 to past the feasible count, tiles cutting the lists.
+TEST_CASE("batch.simd: top_k lists equal the sorted score rows at every width, tile and k") {
+  std::mt19937_64 rng(46);
+  const in_memory_cluster c = testing::random_cluster(rng, 260);
+  const std::vector<pod> ps = testing::random_pods(rng, 24);
+  model_affinity m;
+  m.interfering.emplace_back(short_name("resnet50"), short_name("bert"));
+  auto prof = make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{load_aware{}, 10}, weighted{m, 5}));
+  batch::node_table t(c);
+  batch::pod_table pt(ps, t);
+  constexpr std::uint64_t seed = 46;
+  for (std::uint32_t lanes : {2U, 4U, 8U}) {
+    for (std::uint32_t tile : {64U, 512U}) {
+      auto engine = batch::make_batch_scorer(prof, {1, seed, tile, 4, lanes});
+      engine.prepare(t);
+      batch::score_matrix totals;
+      engine.scores(pt, totals);
+      for (std::size_t k : {std::size_t{1}, std::size_t{3}, std::size_t{40}, std::size_t{300}}) {
+        CAPTURE(lanes);
+        CAPTURE(tile);
+        CAPTURE(k);
+        batch::top_k_result top;
+        engine.top_k(pt, k, top);
+        for (std::size_t i = 0; i < ps.size(); ++i) {
+          std::vector<batch::candidate> want;
+          for (std::uint32_t n = 0; n < c.size(); ++n) {
+            const std::int32_t total = totals(static_cast<Eigen::Index>(i), n);
+            if (total >= 0) want.push_back({total, n, tie_key(seed, pt.tie_keys()[static_cast<Eigen::Index>(i)], n)});
+          }
+          CHECK(top.feasible(i) == want.size());
+          std::sort(want.begin(), want.end(), [](const batch::candidate& a, const batch::candidate& b) { return batch::better(a, b); });
+          if (want.size() > k) want.resize(k);
+          const auto got = top.candidates(i);
+          CHECK(std::vector<batch::candidate>(got.begin(), got.end()) == want);
+        }
       }
     }
   }

@@ -76,17 +76,23 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   using check_views = std::tuple<typename batch_plugin<K>::node_view...>;
   using score_views = std::tuple<typename batch_plugin<S>::node_view...>;
   using check_args = std::tuple<typename batch_plugin<K>::pod_args...>;
-  // The checks' per-tile summaries (an empty placeholder for a check without one).
+  // The checks' per-tile summaries, and each pod's arguments against them (an empty placeholder
+  // for a check without a summary; the default arguments: the lane form without them).
   template <class Kc>
-  struct tile_summary_of {
+  using summary_of = typename batch_plugin<Kc>::tile_summary;
+  template <class Kc>
+  using summary_args_of = typename batch_plugin<Kc>::tile_pod_args;
+  template <class Kc, template <class> class Part>
+  struct tile_part {
     struct type {};
   };
-  template <class Kc>
+  template <class Kc, template <class> class Part>
     requires HasTileSummary<Kc>
-  struct tile_summary_of<Kc> {
-    using type = typename batch_plugin<Kc>::tile_summary;
+  struct tile_part<Kc, Part> {
+    using type = Part<Kc>;
   };
-  using tile_summaries = std::tuple<typename tile_summary_of<K>::type...>;
+  using tile_summaries = std::tuple<typename tile_part<K, summary_of>::type...>;
+  using tile_pod_args = std::tuple<typename tile_part<K, summary_args_of>::type...>;
   static constexpr bool any_tile_summary = (HasTileSummary<K> || ... || false);
   using score_args = std::tuple<typename batch_plugin<S>::pod_args...>;
   static constexpr std::size_t scorer_count = sizeof...(S);
@@ -644,9 +650,11 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     V wv[scorer_count > 0 ? scorer_count : 1];  // the weights, splatted once (not reloaded per step)
     for (std::size_t k = 0; k < scorer_count; ++k) wv[k] = V{} + static_cast<double>(weights_[k]);
     (void)wv;
+    tile_pod_args targs[max_block];  // each pod against the tile's summaries, once per tile
     for (std::uint32_t b = 0; b < block; ++b) {
       vbest[b] = I32{} - 1;
       vfeas[b] = I32{};
+      if (tiles != nullptr) targs[b] = make_tile_pod_args(ca[b], *tiles);
     }
     std::uint32_t i = 0;
     for (; i + L <= count; i += L) {
@@ -654,11 +662,16 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
       for (std::uint32_t b = 0; b < block; ++b) {
         I32 fits = I32{} - 1;
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-          ((fits &= check_lanes<K, L, I>(std::get<I>(check_views_), std::get<I>(ca[b]), n, tiles, i)), ...);
+          ((fits &= check_lanes<K, L, I>(std::get<I>(check_views_), std::get<I>(ca[b]), n, targs[b], i)), ...);
         }(std::index_sequence_for<K...>{});
-        V acc{};
-        [&]<std::size_t... I>(std::index_sequence<I...>) {
-          ((acc += wv[I] * lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa[b]), n)), ...);
+        // The weighted scores summed from the first (not added to 0: an addition saved per step;
+        // the terms are integers, so the sum is the same).
+        const V acc = [&]<std::size_t... I>(std::index_sequence<I...>) {
+          if constexpr (sizeof...(I) == 0) {
+            return V{};
+          } else {
+            return (... + weighted_lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa[b]), n, wv[I]));
+          }
         }(std::index_sequence_for<S...>{});
         const I32 t = fits != 0 ? __builtin_convertvector(acc, I32) : I32{} - 1;
         store_lanes(total + b * total_stride + i, t);
@@ -693,12 +706,24 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   template <class Kc, std::uint32_t L, std::size_t I>
   GPUSCHED_BATCH_INLINE static typename simd<L>::i32 check_lanes(const typename batch_plugin<Kc>::node_view& v,
                                                                   const typename batch_plugin<Kc>::pod_args& a, std::uint32_t n,
-                                                                  [[maybe_unused]] const tile_summaries* tiles,
+                                                                  [[maybe_unused]] const tile_pod_args& ta,
                                                                   [[maybe_unused]] std::uint32_t i) noexcept {
     if constexpr (HasTileSummary<Kc>) {
-      if (tiles != nullptr) return batch_plugin<Kc>::template fits_lanes<L>(v, a, n, std::get<I>(*tiles), i);
+      return batch_plugin<Kc>::template fits_lanes<L>(v, a, n, std::get<I>(ta), i);
+    } else {
+      return batch_plugin<Kc>::template fits_lanes<L>(v, a, n);
     }
-    return batch_plugin<Kc>::template fits_lanes<L>(v, a, n);
+  }
+  static tile_pod_args make_tile_pod_args(const check_args& ca, const tile_summaries& t) noexcept {
+    tile_pod_args r{};
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+      ((HasTileSummary<K> ? void(set_tile_pod_args<K>(std::get<I>(r), std::get<I>(ca), std::get<I>(t))) : void()), ...);
+    }(std::index_sequence_for<K...>{});
+    return r;
+  }
+  template <class Kc, class Args, class Pod, class Summary>
+  static void set_tile_pod_args([[maybe_unused]] Args& out, [[maybe_unused]] const Pod& a, [[maybe_unused]] const Summary& t) noexcept {
+    if constexpr (HasTileSummary<Kc>) out = batch_plugin<Kc>::tile_args(a, t);
   }
 #endif
 
@@ -816,6 +841,19 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   }
 
 #if GPUSCHED_BATCH_SIMD
+  // w * the lane score; a plugin with a weighted_score_as folds the weight in itself (exactly, on
+  // integers) where that saves the kernel a multiplication per pod and step.
+  template <class Sc, std::uint32_t L>
+  GPUSCHED_BATCH_INLINE static typename simd<L>::f64 weighted_lane_score(const typename batch_plugin<Sc>::node_view& v,
+                                                                          const typename batch_plugin<Sc>::pod_args& a, std::uint32_t n,
+                                                                          typename simd<L>::f64 w) noexcept {
+    using V = typename simd<L>::f64;
+    if constexpr (requires { batch_plugin<Sc>::template weighted_score_as<V>(v, a, n, w); }) {
+      return batch_plugin<Sc>::template weighted_score_as<V>(v, a, n, w);
+    } else {
+      return w * lane_score<Sc, L>(v, a, n);
+    }
+  }
   template <class Sc, std::uint32_t L>
   GPUSCHED_BATCH_INLINE static typename simd<L>::f64 lane_score(const typename batch_plugin<Sc>::node_view& v, const typename batch_plugin<Sc>::pod_args& a,
                                           std::uint32_t n) noexcept {
@@ -903,7 +941,16 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     const std::int32_t floor = size == k ? list[k - 1].score : 0;
     if (tile_max < 0 || tile_max < floor) return;
     // For k = 1 only the tile's highest total can be the best: nodes below it are not hashed.
-    merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key, k == 1 ? tile_max : 0);
+    const std::int32_t at_least = k == 1 ? tile_max : 0;
+#if GPUSCHED_BATCH_SIMD && (defined(__x86_64__) || defined(__i386__))
+    if (lanes_ >= 4) {  // the candidates marked eight totals at a time (AVX2), then only those read
+      std::uint64_t bits[(max_tile + 63) / 64];
+      const std::uint32_t words = at_least_bits_avx2(total, count, std::max(floor, at_least), bits);
+      merge_marked(list, k, size, total, node0, bits, words, opts_.seed, pod_key, at_least);
+      return;
+    }
+#endif
+    merge_candidates(list, k, size, total, node0, count, opts_.seed, pod_key, at_least);
   }
 
   // The run-time SIMD width (runtime_simd_lanes: the CPU's widest, capped by GPUSCHED_SIMD),

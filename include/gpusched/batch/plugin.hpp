@@ -28,7 +28,9 @@
 //            struct tile_summary; template <std::uint32_t L> static void summarize_tile(const node_view&, std::uint32_t first,
 //                                  std::uint32_t count, tile_summary&);   node-side values the fused kernel
 //                                  computes once per tile for a group of pods (per-thread scratch; SIMD builds)
-//            template <std::uint32_t L> fits_lanes(view, args, n, const tile_summary&, std::uint32_t i)
+//            struct tile_pod_args; static tile_pod_args tile_args(const pod_args&, const tile_summary&)
+//                                  a pod against one tile, worked out once per tile (not per step)
+//            template <std::uint32_t L> fits_lanes(view, args, n, const tile_pod_args&, std::uint32_t i)
 //                                  the lane form reading them (i = n - first)
 //            static void score_tile(const node_view&, const pod_args&, std::int64_t w, std::uint32_t first,
 //                                  std::uint32_t count, double* out);   out[i] += w * score, for scorers
@@ -130,9 +132,13 @@ concept HasFitsLanes = requires(const typename batch_plugin<P>::node_view& v, co
                                 std::uint32_t n) { batch_plugin<P>::template fits_lanes<L>(v, a, n); };
 
 // A per-tile summary beside a check's lane form (the CPU engine's fused kernel builds it once per
-// tile when it scores a group of pods, and calls the five-argument fits_lanes).
+// tile when it scores a group of pods, makes each pod's tile_pod_args from it, and calls the
+// five-argument fits_lanes with them).
 template <class P>
 concept HasTileSummary = requires(const typename batch_plugin<P>::node_view& v, typename batch_plugin<P>::tile_summary& t,
-                                  std::uint32_t n) { batch_plugin<P>::template summarize_tile<2>(v, n, n, t); };
+                                  const typename batch_plugin<P>::pod_args& a, std::uint32_t n) {
+  batch_plugin<P>::template summarize_tile<2>(v, n, n, t);
+  { batch_plugin<P>::tile_args(a, t) } -> std::same_as<typename batch_plugin<P>::tile_pod_args>;
+};
 
 }  // namespace gpusched::batch

@@ -72,6 +72,7 @@ class resource_columns {
     const double* free_scaled[resource_kinds];
     const double* rcp_weight_sum;
     double weight[resource_kinds];
+    bool unit_weights;  // every weight is 1: the weighted sum skips its multiplications (exact either way)
   };
 
   void resize(std::size_t n, const resource_weights& w) {
@@ -114,6 +115,7 @@ class resource_columns {
       v.weight[r] = weight_[r];
     }
     v.rcp_weight_sum = static_cast<const double*>(d[12]);
+    v.unit_weights = weight_[0] == 1.0 && weight_[1] == 1.0 && weight_[2] == 1.0;
     return v;
   }
   [[nodiscard]] view host_view() const noexcept {
@@ -167,19 +169,27 @@ inline request_args make_request_args(double cpu, double mem, double gpu) noexce
 // division as formula::least_requested_mean with reciprocal_division (a resource without capacity
 // scores 0, so it adds nothing, as there; a node whose weight sum is 0 has reciprocal 0, hence 0).
 // SkipGpu leaves the GPU dimension out (usage_with's rule for a pod that requests no GPU).
+// The sum starts at reciprocal_division's + 0.5: every term is an integer below 2^52, so the sum is
+// exact in any order and (0.5 + sum) * rcp is reciprocal_division(sum)'s product, without its
+// addition of 0.5 or an addition of the first term to 0. Weights of 1 (LoadAware's and
+// LeastAllocated's defaults) skip their multiplications, which are exact either way.
 template <class T, bool SkipGpu = false>
 GPUSCHED_BATCH_INLINE GPUSCHED_HD T least_requested_mean_prepared(const resource_columns::view& v, const request_args& a,
                                                                   std::uint32_t n) noexcept {
   using io = lane_io<T>;
-  T sum{};
+  T sum = formula::splat<T>(0.5);
   for (int r = 0; r < (SkipGpu ? 2 : resource_kinds); ++r) {
-    sum += formula::splat<T>(v.weight[r]) *
-           formula::least_requested_prepared(io::load(v.free_scaled[r], n), formula::splat<T>(a.request_scaled[r]), io::load(v.rcp[r], n));
+    const T q = formula::least_requested_prepared(io::load(v.free_scaled[r], n), formula::splat<T>(a.request_scaled[r]), io::load(v.rcp[r], n));
+    if (v.unit_weights) {
+      sum += q;
+    } else {
+      sum += formula::splat<T>(v.weight[r]) * q;
+    }
   }
   if constexpr (SkipGpu) {
-    return formula::reciprocal_division<T>{rcp_weight_sum_without_gpu<T>(v, n)}(sum, T{});
+    return formula::number_traits<T>::truncate_nonnegative(sum * rcp_weight_sum_without_gpu<T>(v, n));
   } else {
-    return formula::reciprocal_division<T>{io::load(v.rcp_weight_sum, n)}(sum, T{});
+    return formula::number_traits<T>::truncate_nonnegative(sum * io::load(v.rcp_weight_sum, n));
   }
 }
 
@@ -419,10 +429,20 @@ struct batch_plugin<model_affinity> {
     return {same != 0, same, bad};
   }
 
+  // Without a model type, `same` and `interfering` are 0 (make_pod_args), so both tests are false
+  // and the formula's served-model branch gives its 50 as well: the lane form needs no branch on
+  // has_model_type (one per pod and step of the fused kernel otherwise).
   template <class T>
   GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     const auto served = lane_io<T>::load(v.served, n);
-    return formula::model_affinity_score<T>(a.has_model_type, (served & a.same) != 0, (served & a.interfering) != 0);
+    return formula::model_affinity_score<T>(true, (served & a.same) != 0, (served & a.interfering) != 0);
+  }
+  // w * score_as (w a splatted plugin weight): the formula on 50 * w, which the fused kernel
+  // computes once, instead of a multiplication per pod and step.
+  template <class T>
+  GPUSCHED_BATCH_INLINE GPUSCHED_HD static T weighted_score_as(const node_view& v, const pod_args& a, std::uint32_t n, T w) noexcept {
+    const auto served = lane_io<T>::load(v.served, n);
+    return formula::model_affinity_score<T>(true, (served & a.same) != 0, (served & a.interfering) != 0, w * formula::splat<T>(50));
   }
   GPUSCHED_HD static std::int32_t score(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     return static_cast<std::int32_t>(score_as<double>(v, a, n));

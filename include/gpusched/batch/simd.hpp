@@ -307,6 +307,36 @@ template <std::uint32_t L>
 #endif
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+// Bit i % 64 of bits[i / 64] set where total[i] >= floor, for i < count; returns the number of
+// words written, (count + 63) / 64. Eight totals per comparison and one movemask, for the CPU
+// engine's top-k merge on AVX2 machines (batch_scorer::merge_tile): it then hashes and ranks only
+// the marked nodes instead of reading every total again. floor > INT32_MIN.
+GPUSCHED_BATCH_TARGET_AVX2 inline std::uint64_t at_least_eight_avx2(const std::int32_t* total, __m256i below) noexcept {
+  const __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(total));
+  return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(t, below))));
+}
+GPUSCHED_BATCH_TARGET_AVX2 inline std::uint32_t at_least_bits_avx2(const std::int32_t* total, std::uint32_t count, std::int32_t floor,
+                                                                  std::uint64_t* bits) noexcept {
+  const __m256i below = _mm256_set1_epi32(floor - 1);
+  const std::uint32_t words = (count + 63) / 64;
+  for (std::uint32_t w = 0; w < words; ++w) {
+    const std::uint32_t first = w * 64;
+    std::uint64_t word = 0;
+    if (count - first >= 64) {  // a full word: eight comparisons, constant shifts
+#pragma GCC unroll 8
+      for (std::uint32_t j = 0; j < 8; ++j) word |= at_least_eight_avx2(total + first + 8 * j, below) << (8 * j);
+    } else {
+      std::uint32_t i = first;
+      for (; i + 8 <= count; i += 8) word |= at_least_eight_avx2(total + i, below) << (i - first);
+      for (; i < count; ++i) word |= std::uint64_t{total[i] >= floor} << (i - first);
+    }
+    bits[w] = word;
+  }
+  return words;
+}
+#endif
+
 // Lanes of a vector of doubles.
 template <class V>
 inline constexpr std::uint32_t lanes_of = sizeof(V) / sizeof(double);

@@ -268,11 +268,12 @@ GPUSCHED_HD std::int64_t load_aware_used(bool measured, double used_fraction, st
 
 // gpusched's ModelAffinity rule (no published formula): 50 neutral, +50 when the node serves the
 // pod's model type, -50 when it serves a model type that interferes with it. `Mask` is bool, or a
-// SIMD comparison result when T is a SIMD vector.
+// SIMD comparison result when T is a SIMD vector. `fifty` scaled by a plugin weight w gives w times
+// the score (every value an integer: exact), so a batch kernel need not multiply per node.
 template <class T, class Mask>
-GPUSCHED_HD constexpr T model_affinity_score(bool has_model_type, Mask serves_same, Mask serves_interfering) noexcept {
+GPUSCHED_HD constexpr T model_affinity_score(bool has_model_type, Mask serves_same, Mask serves_interfering,
+                                             T fifty = splat<T>(50)) noexcept {
   const T zero{};
-  const T fifty = splat<T>(50);
   const T s = fifty + (serves_same ? fifty : zero) - (serves_interfering ? fifty : zero);
   return has_model_type ? s : fifty;
 }
