@@ -243,10 +243,10 @@ TEST_CASE("batch.simd: LoadAware and ModelAffinity lane forms, unit and other we
 
 // top_k's lists against an oracle: every node's total from scores(), ordered by score, then the
 // larger tie key, then the lower index (batch::better), the first k kept. Many ties (totals are
-// multiples of 5 and nodes repeat), k from 1 to past the feasible count, tiles cutting the lists.
+// multiples of 5 and nodes repeat), k of 1, 3, 40 and past the feasible count, tiles cutting the lists.
 TEST_CASE("batch.simd: top_k lists equal the sorted score rows at every width, tile and k") {
   std::mt19937_64 rng(46);
-  const in_memory_cluster c = testing::random_cluster(rng, 260);
+  const in_memory_cluster c = testing::random_cluster(rng, 300);  // 300 = 4 * 64 + 5 * 8 + 4: every branch of the marks
   const std::vector<pod> ps = testing::random_pods(rng, 24);
   model_affinity m;
   m.interfering.emplace_back(short_name("resnet50"), short_name("bert"));
@@ -281,6 +281,15 @@ TEST_CASE("batch.simd: top_k lists equal the sorted score rows at every width, t
       }
     }
   }
+  // k = 0 is refused by name, on the one-pod path as on top_k.
+  auto engine = batch::make_batch_scorer(prof, {1, seed, 512, 4});
+  engine.prepare(t);
+  batch::top_k_result top;
+  CHECK_THROWS_WITH_AS(engine.top_k(pt, 0, top), doctest::Contains("top_k.k"), invalid_argument_error);
+  batch::candidate one{};
+  std::uint32_t feasible = 0;
+  CHECK_THROWS_WITH_AS(engine.top_k_one(engine.make_check_args(pt, 0), engine.make_score_args(pt, 0), 0, 0, &one, feasible),
+                       doctest::Contains("top_k_one.k"), invalid_argument_error);
 }
 
 #if GPUSCHED_BATCH_SIMD

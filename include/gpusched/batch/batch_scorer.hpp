@@ -94,6 +94,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   using tile_summaries = std::tuple<typename tile_part<K, summary_of>::type...>;
   using tile_pod_args = std::tuple<typename tile_part<K, summary_args_of>::type...>;
   static constexpr bool any_tile_summary = (HasTileSummary<K> || ... || false);
+  static_assert(((!DeclaresTileSummary<K> || HasTileSummary<K>) && ... && true),
+                "a check with a tile_summary needs summarize_tile, tile_pod_args and tile_args (batch/plugin.hpp)");
   using score_args = std::tuple<typename batch_plugin<S>::pod_args...>;
   static constexpr std::size_t scorer_count = sizeof...(S);
   static constexpr std::uint32_t max_block = 64;
@@ -207,6 +209,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // of feasible nodes in `feasible`. Const and thread-safe (call sync() after changes).
   std::uint32_t top_k_one(const check_args& ca, const score_args& sa, std::uint64_t pod_key, std::uint32_t k, candidate* list,
                           std::uint32_t& feasible, unsigned worker = 0) const {
+    if (k == 0) throw invalid_argument_error("top_k_one.k", "must be >= 1");
     std::uint32_t size = 0;
     feasible = 0;
     scratch& s = scratch_[worker];

@@ -187,8 +187,9 @@ struct batch_plugin<gpu_check> {
 
   // A pod against one tile, decided once per tile (tile_args) instead of at every step of the fused
   // kernel: the summary column that decides every node of the tile for this pod (the node fits where
-  // column[i] >= at_least, i = n - first), or none (column nullptr: the device loop). Tests on the
-  // pod's request in the kernel's inner loop cost a sixth of its time (measured, 4 lanes).
+  // column[i] >= at_least, i = n - first), or none (column nullptr: the device loop). Made at every
+  // step, these tests were most of GPUCheck's cost in the 4-lane kernel (the whole check: 13% of
+  // batch_cpu/1000; once per tile: 5% faster; docs/benchmarks.md, session 12).
   struct tile_pod_args {
     const std::int32_t* column = nullptr;
     std::int32_t at_least = 0;
@@ -292,13 +293,14 @@ struct batch_plugin<resource_fit> {
 
 #if GPUSCHED_BATCH_SIMD
   // The same test on L nodes from n, -1 in the lanes that fit: fits_under_ceiling as the sign of
-  // ceiling - (allocated + request) on int64 lanes (its high word's sign, not a 64-bit comparison: see
+  // (ceiling - allocated) - request on int64 lanes (its high word's sign, not a 64-bit comparison: see
   // gpu_check's fits_lanes; the values are within 0..2^40, node_table and pod_table check it).
   template <std::uint32_t L>
   GPUSCHED_BATCH_INLINE static typename simd<L>::i32 fits_lanes(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     using U64 = typename simd<L>::u64;
-    // (ceiling - allocated) - request: the node's part does not depend on the pod, so the fused
-    // kernel computes it once for a block of pods (no overflow within 2^40, so the same value).
+    // (ceiling - allocated) - request: the node's part does not depend on the pod, so it is
+    // invariant in the fused kernel's loop over a block's pods and the compiler hoists it (no
+    // overflow within 2^40: the same value as ceiling - (allocated + request)).
     const auto cpu_room = (load_lanes(v.cpu_ceiling + n, lanes_tag<L>{}) - load_lanes(v.cpu_allocated + n, lanes_tag<L>{})) - a.cpu;
     const auto mem_room = (load_lanes(v.mem_ceiling + n, lanes_tag<L>{}) - load_lanes(v.mem_allocated + n, lanes_tag<L>{})) - a.mem;
     const U64 either = reinterpret_cast<const U64&>(cpu_room) | reinterpret_cast<const U64&>(mem_room);  // sign: does not fit

@@ -140,5 +140,9 @@ concept HasTileSummary = requires(const typename batch_plugin<P>::node_view& v, 
   batch_plugin<P>::template summarize_tile<2>(v, n, n, t);
   { batch_plugin<P>::tile_args(a, t) } -> std::same_as<typename batch_plugin<P>::tile_pod_args>;
 };
+// A check that declares a tile_summary but not the rest of the contract would silently lose the
+// summary path; batch_scorer refuses it at compile time.
+template <class P>
+concept DeclaresTileSummary = requires { typename batch_plugin<P>::tile_summary; };
 
 }  // namespace gpusched::batch

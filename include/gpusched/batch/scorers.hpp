@@ -171,8 +171,8 @@ inline request_args make_request_args(double cpu, double mem, double gpu) noexce
 // SkipGpu leaves the GPU dimension out (usage_with's rule for a pod that requests no GPU).
 // The sum starts at reciprocal_division's + 0.5: every term is an integer below 2^52, so the sum is
 // exact in any order and (0.5 + sum) * rcp is reciprocal_division(sum)'s product, without its
-// addition of 0.5 or an addition of the first term to 0. Weights of 1 (LoadAware's and
-// LeastAllocated's defaults) skip their multiplications, which are exact either way.
+// addition of 0.5 or an addition of the first term to 0. Weights all 1 (LoadAware's default) skip
+// their multiplications, which are exact either way.
 template <class T, bool SkipGpu = false>
 GPUSCHED_BATCH_INLINE GPUSCHED_HD T least_requested_mean_prepared(const resource_columns::view& v, const request_args& a,
                                                                   std::uint32_t n) noexcept {
@@ -390,9 +390,8 @@ struct batch_plugin<model_affinity> {
     const std::uint64_t* served;  // model-type bits served by each node
   };
   struct pod_args {
-    bool has_model_type;
-    std::uint64_t same;         // the pod's own model-type bit
-    std::uint64_t interfering;  // bits of the model types that interfere with it
+    std::uint64_t same;         // the pod's own model-type bit; 0 without a model type
+    std::uint64_t interfering;  // bits of the model types that interfere with it; 0 without one
   };
   static constexpr normalization normalize = normalization::none;
 
@@ -426,19 +425,19 @@ struct batch_plugin<model_affinity> {
         if (bit != same && s.interferes(names.name(static_cast<int>(m)), mine)) bad |= bit;
       }
     }
-    return {same != 0, same, bad};
+    return {same, bad};
   }
 
   // Without a model type, `same` and `interfering` are 0 (make_pod_args), so both tests are false
-  // and the formula's served-model branch gives its 50 as well: the lane form needs no branch on
-  // has_model_type (one per pod and step of the fused kernel otherwise).
+  // and the formula's served-model branch gives its 50, the score of a pod without a model type:
+  // no branch on whether the pod has one (it was one per pod and step of the fused kernel).
   template <class T>
   GPUSCHED_BATCH_INLINE GPUSCHED_HD static T score_as(const node_view& v, const pod_args& a, std::uint32_t n) noexcept {
     const auto served = lane_io<T>::load(v.served, n);
     return formula::model_affinity_score<T>(true, (served & a.same) != 0, (served & a.interfering) != 0);
   }
-  // w * score_as (w a splatted plugin weight): the formula on 50 * w, which the fused kernel
-  // computes once, instead of a multiplication per pod and step.
+  // w * score_as (w a splatted plugin weight): the formula on 50 * w, invariant in the fused
+  // kernel's loops (the compiler hoists it), instead of a multiplication per pod and step.
   template <class T>
   GPUSCHED_BATCH_INLINE GPUSCHED_HD static T weighted_score_as(const node_view& v, const pod_args& a, std::uint32_t n, T w) noexcept {
     const auto served = lane_io<T>::load(v.served, n);

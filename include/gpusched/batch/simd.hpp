@@ -308,10 +308,14 @@ template <std::uint32_t L>
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+// In the ABI namespace like the kernels: target("avx2") adds to the translation unit's own flags,
+// so a copy compiled with -march=x86-64-v4 may use AVX-512 encodings, and inline functions keep one
+// copy per program.
+inline namespace GPUSCHED_BATCH_ABI {
 // Bit i % 64 of bits[i / 64] set where total[i] >= floor, for i < count; returns the number of
 // words written, (count + 63) / 64. Eight totals per comparison and one movemask, for the CPU
-// engine's top-k merge on AVX2 machines (batch_scorer::merge_tile): it then hashes and ranks only
-// the marked nodes instead of reading every total again. floor > INT32_MIN.
+// engine's top-k merge where the run-time width is 4 or 8 lanes (batch_scorer::merge_tile): it then
+// hashes and ranks only the marked nodes instead of reading every total again. floor > INT32_MIN.
 GPUSCHED_BATCH_TARGET_AVX2 inline std::uint64_t at_least_eight_avx2(const std::int32_t* total, __m256i below) noexcept {
   const __m256i t = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(total));
   return static_cast<unsigned>(_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(t, below))));
@@ -335,6 +339,7 @@ GPUSCHED_BATCH_TARGET_AVX2 inline std::uint32_t at_least_bits_avx2(const std::in
   }
   return words;
 }
+}  // inline namespace GPUSCHED_BATCH_ABI
 #endif
 
 // Lanes of a vector of doubles.
