@@ -668,12 +668,15 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
           ((fits &= check_lanes<K, L, I>(std::get<I>(check_views_), std::get<I>(ca[b]), n, targs[b], i)), ...);
         }(std::index_sequence_for<K...>{});
         // The weighted scores summed from the first (not added to 0: an addition saved per step;
-        // the terms are integers, so the sum is the same).
-        const V acc = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        // the terms are integers, so the sum is the same). The lambda assigns rather than returns
+        // the vector: where it is not inlined (-O0) it is compiled without the kernel's target, and
+        // a 4- or 8-lane vector returned across that boundary changes ABI (GCC's -Wpsabi).
+        V acc;
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
           if constexpr (sizeof...(I) == 0) {
-            return V{};
+            acc = V{};
           } else {
-            return (... + weighted_lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa[b]), n, wv[I]));
+            acc = (... + weighted_lane_score<S, L>(std::get<I>(score_views_), std::get<I>(sa[b]), n, wv[I]));
           }
         }(std::index_sequence_for<S...>{});
         const I32 t = fits != 0 ? __builtin_convertvector(acc, I32) : I32{} - 1;
