@@ -723,7 +723,7 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   static tile_pod_args make_tile_pod_args(const check_args& ca, const tile_summaries& t) noexcept {
     tile_pod_args r{};
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-      ((HasTileSummary<K> ? void(set_tile_pod_args<K>(std::get<I>(r), std::get<I>(ca), std::get<I>(t))) : void()), ...);
+      (set_tile_pod_args<K>(std::get<I>(r), std::get<I>(ca), std::get<I>(t)), ...);
     }(std::index_sequence_for<K...>{});
     return r;
   }
@@ -944,14 +944,13 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
   // Folds a tile of totals into a pod's best-first list.
   void merge_tile(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total, std::uint32_t node0,
                   std::uint32_t count, std::int32_t tile_max, std::uint64_t pod_key) const noexcept {
-    const std::int32_t floor = size == k ? list[k - 1].score : 0;
-    if (tile_max < 0 || tile_max < floor) return;
+    if (tile_max < 0 || tile_max < list_floor(list, k, size)) return;
     // For k = 1 only the tile's highest total can be the best: nodes below it are not hashed.
     const std::int32_t at_least = k == 1 ? tile_max : 0;
 #if GPUSCHED_BATCH_SIMD && (defined(__x86_64__) || defined(__i386__))
     if (lanes_ >= 4) {  // the candidates marked eight totals at a time (AVX2), then only those read
       std::uint64_t bits[(max_tile + 63) / 64];
-      const std::uint32_t words = at_least_bits_avx2(total, count, std::max(floor, at_least), bits);
+      const std::uint32_t words = at_least_bits_avx2(total, count, list_floor(list, k, size, at_least), bits);
       merge_marked(list, k, size, total, node0, bits, words, opts_.seed, pod_key, at_least);
       return;
     }

@@ -39,48 +39,50 @@ GPUSCHED_HD void top_k_insert(candidate* list, std::uint32_t k, std::uint32_t& s
   list[i] = c;
 }
 
+// The lowest total that can still enter list[0..size) (at most k): the k-th best once the list is
+// full, else 0; at least `at_least`.
+inline std::int32_t list_floor(const candidate* list, std::uint32_t k, std::uint32_t size, std::int32_t at_least = 0) noexcept {
+  const std::int32_t f = size == k ? list[k - 1].score : 0;
+  return f > at_least ? f : at_least;
+}
+
+// Node node0 + i with total[i] into the list when it reaches the floor (its tie key computed only then).
+inline void offer_candidate(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total, std::uint32_t node0,
+                            std::uint32_t i, std::uint64_t seed, std::uint64_t pod_key, std::int32_t at_least) noexcept {
+  if (total[i] < list_floor(list, k, size, at_least)) return;
+  const std::uint32_t node = node0 + i;
+  top_k_insert(list, k, size, candidate{total[i], node, tie_key(seed, pod_key, node)});
+}
+
 // Folds totals[0..count) of nodes node0.. (-1: does not fit) into list[0..size) (best first, at
 // most k). Runs of nodes below the list's floor are skipped with a vectorised test. `at_least`: a
 // total below it cannot enter the list (the caller knows; e.g. for k = 1, the tile's highest).
 inline void merge_candidates(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total,
                              std::uint32_t node0, std::uint32_t count, std::uint64_t seed, std::uint64_t pod_key,
                              std::int32_t at_least = 0) noexcept {
-  auto floor_of = [&] {
-    const std::int32_t f = size == k ? list[k - 1].score : 0;
-    return f > at_least ? f : at_least;
-  };
-  std::int32_t floor = floor_of();
   constexpr std::uint32_t chunk = 32;
   for (std::uint32_t c0 = 0; c0 < count; c0 += chunk) {
     const std::uint32_t c1 = count - c0 < chunk ? count : c0 + chunk;
     // Whether any total of the chunk reaches the floor: the AND of (total - floor) is negative
     // exactly when all are below it. A sign-bit reduction vectorises to two operations per vector
     // on any x86-64 target (a max of int32 lanes needs SSE4.1; without it, four).
+    const std::int32_t floor = list_floor(list, k, size, at_least);
     std::int32_t below = -1;
     for (std::uint32_t i = c0; i < c1; ++i) below &= total[i] - floor;
     if (below < 0) continue;
-    for (std::uint32_t i = c0; i < c1; ++i) {
-      if (total[i] < floor) continue;
-      const std::uint32_t node = node0 + i;
-      top_k_insert(list, k, size, candidate{total[i], node, tie_key(seed, pod_key, node)});
-      floor = floor_of();
-    }
+    for (std::uint32_t i = c0; i < c1; ++i) offer_candidate(list, k, size, total, node0, i, seed, pod_key, at_least);
   }
 }
 
 // As merge_candidates, over the nodes whose bit is set in bits[0..words) (bit i % 64 of word i / 64:
 // total[i] was at least the floor, or at_least, when the bits were taken). The floor only rises as
-// the list fills, so each marked total is tested again before it is hashed.
+// the list fills, so offer_candidate tests each marked total again before it is hashed.
 inline void merge_marked(candidate* list, std::uint32_t k, std::uint32_t& size, const std::int32_t* total, std::uint32_t node0,
                          const std::uint64_t* bits, std::uint32_t words, std::uint64_t seed, std::uint64_t pod_key,
                          std::int32_t at_least = 0) noexcept {
   for (std::uint32_t w = 0; w < words; ++w) {
     for (std::uint64_t word = bits[w]; word != 0; word &= word - 1) {
-      const std::uint32_t i = w * 64 + static_cast<std::uint32_t>(std::countr_zero(word));
-      const std::int32_t f = size == k ? list[k - 1].score : 0;
-      if (total[i] < (f > at_least ? f : at_least)) continue;
-      const std::uint32_t node = node0 + i;
-      top_k_insert(list, k, size, candidate{total[i], node, tie_key(seed, pod_key, node)});
+      offer_candidate(list, k, size, total, node0, w * 64 + static_cast<std::uint32_t>(std::countr_zero(word)), seed, pod_key, at_least);
     }
   }
 }
