@@ -277,6 +277,15 @@ def to_csv(pods: list[Pod]) -> str:
     return buf.getvalue()
 
 
+def write_csv(pods: list[Pod], out: Path) -> None:
+    """Writes the pod list to `out`, or to stdout when `out` is '-'."""
+    text = to_csv(pods)
+    if str(out) == "-":
+        sys.stdout.write(text)
+    else:
+        out.write_text(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--base", type=Path, default=REPO / "data/openb/openb_pod_list_default.csv",
@@ -299,11 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     except VariantError as e:
         print(f"trace_variants: {e}", file=sys.stderr)
         return 2
-    text = to_csv(pods)
-    if str(a.out) == "-":
-        sys.stdout.write(text)
-    else:
-        a.out.write_text(text)
+    write_csv(pods, a.out)
     s = shares(pods)
     print(f"trace_variants: {len(pods)} pods; " + ", ".join(f"{k} {v:.4f}" for k, v in s.items()), file=sys.stderr)
     return 0
