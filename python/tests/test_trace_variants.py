@@ -137,6 +137,7 @@ def test_hand_worked_draws() -> None:
     (["--cpu-only", "1.0"], "--cpu-only"),
     (["--gpu-share", "0.7", "--multi-gpu", "0.5"], "--gpu-share + --multi-gpu"),
     ([], "--gpu-share/--multi-gpu/--gpu-spec/--cpu-only"),
+    (["--gpu-share", "0.5", "--out", "/nonexistent-dir/v.csv"], "--out"),
 ])
 def test_bad_arguments_name_the_flag(tmp_path: Path, args: list[str], flag: str) -> None:
     out = tmp_path / "v.csv"

@@ -7,8 +7,9 @@ Poisson process at a chosen offered GPU load, started in its steady state.
 
 Why (docs/quality.md, "Dynamic mode"): the openb traces' own clock loads their cluster to 0.2 % on time
 average, and compressing the arrivals (--time-scale) fills it only once, at the end of the window. Here
-the cluster stays full while pods come and go, so allocation, fragmentation and waiting pods are
-measured in a steady state.
+the cluster stays loaded while pods come and go. The arrivals are stationary from 0; the placement is
+not: the pods present at 0 are placed in one pass, and with the openb run times (heavy-tailed) most of
+that packing stays for weeks, so read results over long windows (docs/quality.md shows by how much).
 
 The model (an M/G/infinity arrival process; the waiting queue and the cluster's capacity are the
 simulator's business):
@@ -27,7 +28,8 @@ simulator's business):
   lambda E[d], Takacs's M/G/infinity result). Pods that arrived before 0 and ended before 0 are
   dropped. The window is [0, hours).
 Output: an 11-column openb pod list, names renumbered in arrival order; pods present at 0 come first,
-in random order. Same arguments and seed -> the same bytes (Python's random.Random).
+in random order. Same arguments and seed -> the same bytes (Python's random.Random), and a longer
+--hours extends the same list (the shorter one is a prefix of it).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from trace_variants import REPO, Pod, VariantError, read_nodes, read_pods, write
 
 # The most pods one run emits (the generator holds them in memory, the simulator too).
 MAX_PODS = 5_000_000
+NAME_DIGITS = len(str(MAX_PODS - 1))  # one name width for every window length
 
 
 @dataclass(frozen=True)
@@ -77,41 +80,45 @@ def offered_rate(pods: list[Pod], times: list[Timing], capacity_milli: int, load
 
 
 def make_sustained(base: list[Pod], times: list[Timing], capacity_milli: int, load: float, hours: float,
-                   seed: int) -> list[Pod]:
+                   seed: int) -> tuple[list[Pod], int]:
+    """The pod list and how many of its pods (the first ones) are those running at 0."""
     rate = offered_rate(base, times, capacity_milli, load)
     horizon = hours * 3600.0
     longest = max(t.run for t in times)
-    if rate * (horizon + longest) > MAX_PODS * 1.5:
-        raise VariantError(f"--load/--hours: about {rate * (horizon + longest):.0f} arrivals to draw; "
-                           f"at most {MAX_PODS} pods are emitted")
+    # Expected pods emitted: lambda x E[d] running at 0 (M/G/infinity) plus lambda x horizon arriving.
+    expected = rate * (horizon + sum(t.run for t in times) / len(times))
+    if expected > MAX_PODS:
+        raise VariantError(f"--load/--hours: about {expected:.0f} pods; at most {MAX_PODS} are emitted")
     rnd = random.Random(seed)
     present: list[Pod] = []  # running at 0
-    later: list[Pod] = []    # arriving in (0, horizon)
-    t = -float(longest)
-    while True:
-        t += rnd.expovariate(rate)
-        if t >= horizon:
-            break
-        i = rnd.randrange(len(base))
-        p, tm = base[i], times[i]
-        if t < 0:
-            left = math.floor(t + tm.run)  # run time left at 0
-            if left <= 0:
-                continue
+    t = -float(longest) + rnd.expovariate(rate)
+    while t < 0:  # the pre-roll: pods that arrived before 0 and still run at 0
+        p, tm = pick(base, times, rnd)
+        left = math.floor(t + tm.run)  # run time left at 0
+        if left > 0:
             row = list(p.row)
             row[8], row[9], row[10] = "0", str(left), "0"  # placed at 0, runs `left`, patience `left`
             present.append(Pod(tuple(row)))
-        else:
-            a = math.floor(t)
-            row = list(p.row)
-            row[8], row[9] = str(a), str(a + tm.patience)
-            row[10] = str(a + tm.wait) if p.row[10] else ""
-            later.append(Pod(tuple(row)))
+        t += rnd.expovariate(rate)
+    # Shuffled before the window is drawn, so that a longer --hours extends the same pod list.
+    rnd.shuffle(present)
+    later: list[Pod] = []  # arriving in [0, horizon)
+    while t < horizon:
+        p, tm = pick(base, times, rnd)
+        a = math.floor(t)
+        row = list(p.row)
+        row[8], row[9] = str(a), str(a + tm.patience)
+        row[10] = str(a + tm.wait) if p.row[10] else ""
+        later.append(Pod(tuple(row)))
         if len(present) + len(later) > MAX_PODS:
             raise VariantError(f"--load/--hours: more than {MAX_PODS} pods")
-    rnd.shuffle(present)
-    width = max(4, len(str(len(present) + len(later) - 1)))
-    return [p.renamed(f"sustained-pod-{k:0{width}d}") for k, p in enumerate(present + later)]
+        t += rnd.expovariate(rate)
+    return [p.renamed(f"sustained-pod-{k:0{NAME_DIGITS}d}") for k, p in enumerate(present + later)], len(present)
+
+
+def pick(base: list[Pod], times: list[Timing], rnd: random.Random) -> tuple[Pod, Timing]:
+    i = rnd.randrange(len(base))
+    return base[i], times[i]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,14 +144,13 @@ def main(argv: list[str] | None = None) -> int:
         capacity = 1000 * sum(n.gpu for n in read_nodes(a.nodes))
         if capacity <= 0:
             raise VariantError(f"--nodes: {a.nodes} has no GPU")
-        pods = make_sustained(base, times, capacity, a.load, a.hours, a.seed)
+        pods, at0 = make_sustained(base, times, capacity, a.load, a.hours, a.seed)
+        write_csv(pods, a.out)
     except VariantError as e:
         print(f"sustained_trace: {e}", file=sys.stderr)
         return 2
-    write_csv(pods, a.out)
-    at0 = sum(1 for p in pods if p.row[8] == "0" and p.row[10] == "0")
-    print(f"sustained_trace: {len(pods)} pods ({at0} at 0), rate {offered_rate(base, times, capacity, a.load) * 3600:.1f} "
-          "per hour", file=sys.stderr)
+    print(f"sustained_trace: {len(pods)} pods ({at0} running at 0), rate "
+          f"{offered_rate(base, times, capacity, a.load) * 3600:.1f} per hour", file=sys.stderr)
     return 0
 
 

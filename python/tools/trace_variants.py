@@ -282,8 +282,11 @@ def write_csv(pods: list[Pod], out: Path) -> None:
     text = to_csv(pods)
     if str(out) == "-":
         sys.stdout.write(text)
-    else:
+        return
+    try:
         out.write_text(text)
+    except OSError as e:
+        raise VariantError(f"--out: cannot write {out}: {e.strerror}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -305,10 +308,10 @@ def main(argv: list[str] | None = None) -> int:
         base = read_pods(a.base)
         nodes = read_nodes(a.nodes) if a.gpu_spec is not None else None
         pods = make_variant(base, nodes, a.seed, a.gpu_share, a.multi_gpu, a.gpu_spec, a.cpu_only)
+        write_csv(pods, a.out)
     except VariantError as e:
         print(f"trace_variants: {e}", file=sys.stderr)
         return 2
-    write_csv(pods, a.out)
     s = shares(pods)
     print(f"trace_variants: {len(pods)} pods; " + ", ".join(f"{k} {v:.4f}" for k, v in s.items()), file=sys.stderr)
     return 0
