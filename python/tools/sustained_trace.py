@@ -79,10 +79,9 @@ def offered_rate(pods: list[Pod], times: list[Timing], capacity_milli: int, load
     return load * capacity_milli / mean_gd
 
 
-def make_sustained(base: list[Pod], times: list[Timing], capacity_milli: int, load: float, hours: float,
-                   seed: int) -> tuple[list[Pod], int]:
-    """The pod list and how many of its pods (the first ones) are those running at 0."""
-    rate = offered_rate(base, times, capacity_milli, load)
+def make_sustained(base: list[Pod], times: list[Timing], rate: float, hours: float, seed: int) -> tuple[list[Pod], int]:
+    """The pod list arriving at `rate` per second (offered_rate) and how many of its pods (the first
+    ones) are those running at 0."""
     horizon = hours * 3600.0
     longest = max(t.run for t in times)
     # Expected pods emitted: lambda x E[d] running at 0 (M/G/infinity) plus lambda x horizon arriving.
@@ -96,9 +95,7 @@ def make_sustained(base: list[Pod], times: list[Timing], capacity_milli: int, lo
         p, tm = pick(base, times, rnd)
         left = math.floor(t + tm.run)  # run time left at 0
         if left > 0:
-            row = list(p.row)
-            row[8], row[9], row[10] = "0", str(left), "0"  # placed at 0, runs `left`, patience `left`
-            present.append(Pod(tuple(row)))
+            present.append(p.with_times(0, left, 0))  # placed at 0, runs `left`, patience `left`
         t += rnd.expovariate(rate)
     # Shuffled before the window is drawn, so that a longer --hours extends the same pod list.
     rnd.shuffle(present)
@@ -106,10 +103,7 @@ def make_sustained(base: list[Pod], times: list[Timing], capacity_milli: int, lo
     while t < horizon:
         p, tm = pick(base, times, rnd)
         a = math.floor(t)
-        row = list(p.row)
-        row[8], row[9] = str(a), str(a + tm.patience)
-        row[10] = str(a + tm.wait) if p.row[10] else ""
-        later.append(Pod(tuple(row)))
+        later.append(p.with_times(a, a + tm.patience, a + tm.wait if p.row[10] else None))
         if len(present) + len(later) > MAX_PODS:
             raise VariantError(f"--load/--hours: more than {MAX_PODS} pods")
         t += rnd.expovariate(rate)
@@ -144,13 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         capacity = 1000 * sum(n.gpu for n in read_nodes(a.nodes))
         if capacity <= 0:
             raise VariantError(f"--nodes: {a.nodes} has no GPU")
-        pods, at0 = make_sustained(base, times, capacity, a.load, a.hours, a.seed)
+        rate = offered_rate(base, times, capacity, a.load)
+        pods, at0 = make_sustained(base, times, rate, a.hours, a.seed)
         write_csv(pods, a.out)
     except VariantError as e:
         print(f"sustained_trace: {e}", file=sys.stderr)
         return 2
-    print(f"sustained_trace: {len(pods)} pods ({at0} running at 0), rate "
-          f"{offered_rate(base, times, capacity, a.load) * 3600:.1f} per hour", file=sys.stderr)
+    print(f"sustained_trace: {len(pods)} pods ({at0} running at 0), rate {rate * 3600:.1f} per hour", file=sys.stderr)
     return 0
 
 

@@ -96,6 +96,12 @@ class Pod:
         r[5] = spec
         return replace(self, row=tuple(r))
 
+    def with_times(self, created: int, deleted: int, scheduled: int | None) -> "Pod":
+        """The same request at other creation, deletion and scheduling times (None: never scheduled)."""
+        r = list(self.row)
+        r[8], r[9], r[10] = str(created), str(deleted), "" if scheduled is None else str(scheduled)
+        return replace(self, row=tuple(r))
+
     def renamed(self, name: str) -> "Pod":
         return replace(self, row=(name,) + self.row[1:])
 

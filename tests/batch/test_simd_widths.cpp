@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <vector>
@@ -24,6 +25,25 @@
 
 using namespace gpusched;
 
+namespace {
+// The score matrix of `prof` over the tables at every kernel width (2, 4, 8 lanes) and each tile
+// size, with pods grouped `block` at a time, handed to check(m).
+template <class Profile, class Check>
+void scores_at_every_width(const Profile& prof, const batch::node_table& t, const batch::pod_table& pt,
+                           std::initializer_list<std::uint32_t> tiles, std::uint32_t block, Check&& check) {
+  for (std::uint32_t lanes : {2U, 4U, 8U}) {
+    for (std::uint32_t tile : tiles) {
+      CAPTURE(lanes);
+      CAPTURE(tile);
+      auto engine = batch::make_batch_scorer(prof, {1, 0, tile, block, lanes});
+      engine.prepare(t);
+      batch::score_matrix m;
+      engine.scores(pt, m);
+      check(m);
+    }
+  }
+}
+}  // namespace
 
 TEST_CASE("batch.simd: every SIMD width gives the per-pod path's totals and best nodes") {
   std::mt19937_64 rng(44);
@@ -116,23 +136,15 @@ TEST_CASE("batch.simd: GPUCheck through the tile summary and through the device 
   auto prof = make_profile(checks(gpu_check{}), scores(weighted{least_allocated{}, 1}));
   batch::node_table t(c);
   batch::pod_table pt(ps, t);
-  for (std::uint32_t lanes : {2U, 4U, 8U}) {
-    for (std::uint32_t tile : {16U, 512U}) {
-      CAPTURE(lanes);
-      CAPTURE(tile);
-      auto engine = batch::make_batch_scorer(prof, {1, 0, tile, 3, lanes});
-      engine.prepare(t);
-      batch::score_matrix m;
-      engine.scores(pt, m);
-      for (std::size_t i = 0; i < rows.size(); ++i) {
-        for (int n = 0; n < 20; ++n) {
-          CAPTURE(i);
-          CAPTURE(n);
-          CHECK((m(static_cast<Eigen::Index>(i), n) >= 0) == rows[i].fits[static_cast<std::size_t>(n % 6)]);
-        }
+  scores_at_every_width(prof, t, pt, {16U, 512U}, 3, [&](const batch::score_matrix& m) {
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      for (int n = 0; n < 20; ++n) {
+        CAPTURE(i);
+        CAPTURE(n);
+        CHECK((m(static_cast<Eigen::Index>(i), n) >= 0) == rows[i].fits[static_cast<std::size_t>(n % 6)]);
       }
     }
-  }
+  });
 }
 
 // The lane forms read a 64-bit sign through the upper 32-bit word of each lane (high_words): values
@@ -221,23 +233,15 @@ TEST_CASE("batch.simd: LoadAware and ModelAffinity lane forms, unit and other we
     batch::node_table t(c);
     batch::pod_table pt(ps, t);
     const std::array<std::int32_t, 4> affinity_p{50, 50, 0, 100};
-    for (std::uint32_t lanes : {2U, 4U, 8U}) {
-      for (std::uint32_t tile : {6U, 512U}) {
-        CAPTURE(wc.w.gpu);
-        CAPTURE(lanes);
-        CAPTURE(tile);
-        auto engine = batch::make_batch_scorer(prof, {1, 0, tile, 2, lanes});
-        engine.prepare(t);
-        batch::score_matrix got;
-        engine.scores(pt, got);
-        for (int n = 0; n < 20; ++n) {
-          CAPTURE(n);
-          const auto kind = static_cast<std::size_t>(n % 4);
-          CHECK(got(0, n) == wc.load[kind] * 10 + affinity_p[kind] * 5);
-          CHECK(got(1, n) == wc.load[kind] * 10 + 50 * 5);
-        }
+    CAPTURE(wc.w.gpu);
+    scores_at_every_width(prof, t, pt, {6U, 512U}, 2, [&](const batch::score_matrix& got) {
+      for (int n = 0; n < 20; ++n) {
+        CAPTURE(n);
+        const auto kind = static_cast<std::size_t>(n % 4);
+        CHECK(got(0, n) == wc.load[kind] * 10 + affinity_p[kind] * 5);
+        CHECK(got(1, n) == wc.load[kind] * 10 + 50 * 5);
       }
-    }
+    });
   }
 }
 

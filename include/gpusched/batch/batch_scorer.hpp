@@ -205,8 +205,8 @@ class batch_scorer<static_profile<check_list<K...>, score_list<S...>, Selector>>
     for (std::size_t j = 0; j < nodes.size(); ++j) out[j] = pair_total(ca, sa, nodes[j]);
   }
 
-  // The k best nodes of one pod, into list[0..k) (best first); returns how many, and the number
-  // of feasible nodes in `feasible`. Const and thread-safe (call sync() after changes).
+  // The k best nodes of one pod (k >= 1, else invalid_argument_error), into list[0..k) best first;
+  // returns how many, the feasible nodes' count in `feasible`. Const, thread-safe (sync() after changes).
   std::uint32_t top_k_one(const check_args& ca, const score_args& sa, std::uint64_t pod_key, std::uint32_t k, candidate* list,
                           std::uint32_t& feasible, unsigned worker = 0) const {
     if (k == 0) throw invalid_argument_error("top_k_one.k", "must be >= 1");
