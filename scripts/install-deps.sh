@@ -27,8 +27,10 @@ py_pkgs=("pybind11==3.1.0" "scikit-build-core==1.1.2" "numpy>=2" matplotlib pyte
          # official Prometheus text parser; deploy/'s CRD schema checked by jsonschema.
          "kubernetes==37.0.2" "prometheus_client==0.26.0" "jsonschema==4.26.0"
          # python/tools/offline_bound.py: the LP bound, solved by HiGHS through scipy.optimize.
-         "scipy==1.16.3")
-if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy, kubernetes, prometheus_client, jsonschema, scipy" 2>/dev/null; then
+         "scipy==1.16.3"
+         # python/tools/typical_pods.py: reads and writes profile files.
+         "PyYAML>=6")
+if ! python3 -c "import pybind11, scikit_build_core, numpy, matplotlib, pytest, hypothesis, tqdm, pybind11_stubgen, mypy, kubernetes, prometheus_client, jsonschema, scipy, yaml" 2>/dev/null; then
   echo "install-deps: pip install ${py_pkgs[*]}" >&2
   # Debian 12's own python3 refuses system-wide pip installs (PEP 668) unless told otherwise.
   PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install -q "${py_pkgs[@]}"
