@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +54,12 @@ def test_ties_go_to_the_larger_shape_key_first() -> None:
     assert [s.cpu_milli for s, _ in kept] == [8000, 4000]
 
 
+def test_ties_on_cpu_and_gpu_go_to_the_larger_model_string() -> None:
+    # Same count, CPU and GPU: the '|'-joined model strings decide, descending ("B" > "A" > "").
+    kept = tp.typical([pod(1000, 1, 1000, "A"), pod(1000, 1, 1000), pod(1000, 1, 1000, "B")], 100.0)
+    assert [s.key[3] for s, _ in kept] == ["B", "A", ""]
+
+
 def test_gpu_models_are_split_on_bars_and_empty_entries_dropped() -> None:
     # openb.hpp ignores empty entries, so "V100M16||V100M32" and "V100M16|V100M32" are one shape.
     kept = tp.typical([pod(1000, 1, 1000, "V100M16||V100M32"), pod(1000, 1, 1000, "V100M16|V100M32")], 100.0)
@@ -77,6 +85,22 @@ def test_binding_ratio_and_standard_error_by_hand() -> None:
     # 200 copies: the same ratio, se / sqrt(100) about (n - 1 changes it slightly): decided.
     many = tp.binding(tp.typical([B] * 200 + [pod(16000)] * 200, 100.0), 16000.0)
     assert many.ratio == pytest.approx(1.5) and not many.undecided
+
+
+def test_standard_error_matches_the_spread_of_subsamples() -> None:
+    # Independent of the formula: the spread of d/c over many random subsamples of a fixed workload is
+    # what the standard error of one subsample should predict. The GPU pods ask 8 milli-CPU per milli-GPU
+    # at two sizes and the CPU-only pods 2000 milli-CPU, so the residual cpu - d gpu is far smaller
+    # than the spread of cpu itself: a formula that used Var(cpu) (no covariance term) would predict
+    # 4.7 times the spread. 400 draws of 200 pods; the sd of an sd estimate from 400 draws is about
+    # 3.5 %, so 15 % is a loose bound.
+    population = [pod(4000, 1, 500)] * 450 + [pod(16000, 2, 1000)] * 300 + [pod(2000)] * 250
+    rnd = random.Random(5)
+    draws = [rnd.sample(population, 200) for _ in range(400)]
+    ratios = [tp.binding(tp.typical(d, 100.0), 16000.0).ratio for d in draws]
+    predicted = statistics.mean(tp.binding(tp.typical(d, 100.0), 16000.0).se for d in draws)
+    # Sampling without replacement from 1000: the finite-population factor sqrt(1 - 200/1000).
+    assert statistics.stdev(ratios) == pytest.approx(predicted * math.sqrt(1 - 200 / 1000), rel=0.15)
 
 
 def test_binding_needs_gpu_demand() -> None:
@@ -143,6 +167,37 @@ def test_bad_input_is_refused_with_the_flag_and_writes_nothing(tmp_path: Path) -
     (tmp_path / "empty.csv").write_text(",".join(HEADER) + "\n")
     r = run_tool("--pods", str(tmp_path / "empty.csv"), "--out", str(out))
     assert r.returncode == 2 and "--pods: the pod list is empty" in r.stderr
+
+
+def test_pod_lists_the_simulator_refuses_are_refused(tmp_path: Path) -> None:
+    out = tmp_path / "out.yaml"
+    # A CPU-only pod naming a GPU model (include/gpusched/sim/openb.hpp refuses the file).
+    r = run_tool("--pods", str(write_pods(tmp_path / "m.csv", [A, pod(2000, 0, 0, "V100M32")])), "--out", str(out))
+    assert r.returncode == 2 and "m.csv:3: column 'gpu_spec': a pod without GPUs cannot name GPU models" in r.stderr
+    (tmp_path / "u.csv").write_bytes(",".join(HEADER).encode() + b"\np0,\xff\n")
+    r = run_tool("--pods", str(tmp_path / "u.csv"), "--out", str(out))
+    assert r.returncode == 2 and "u.csv:2: not UTF-8 text" in r.stderr
+    assert not out.exists()
+    # Trailing blank lines are accepted, as by the simulator.
+    blank = write_pods(tmp_path / "b.csv", [A, B])
+    blank.write_text(blank.read_text() + "\n\n")
+    assert run_tool("--pods", str(blank), "--out", str(out)).returncode == 0
+
+
+def test_profiles_that_are_not_one_profile_mapping_are_refused(tmp_path: Path) -> None:
+    pods = write_pods(tmp_path / "pods.csv", [A, B])
+    for text, msg in [("profiles: [1]\n", "profiles[0] must be a mapping"),
+                      ("- 1\n", "no 'profiles' list"),
+                      ("profiles:\n- plugins: {score: {enabled: 3}}\n", "plugins.score.enabled must be a list")]:
+        (tmp_path / "p.yaml").write_text(text)
+        r = run_tool("--pods", str(pods), "--profile", str(tmp_path / "p.yaml"), "--out", "-")
+        assert r.returncode == 2 and msg in r.stderr, (text, r.stderr)
+    # args: null is no args (Kubernetes reads it so); the pods are added.
+    (tmp_path / "p.yaml").write_text("profiles:\n- plugins: {score: {enabled: [{name: FGDScore}]}}\n"
+                                     "  pluginConfig:\n  - name: FGDScore\n    args:\n")
+    r = run_tool("--pods", str(pods), "--profile", str(tmp_path / "p.yaml"), "--out", "-")
+    assert r.returncode == 0, r.stderr
+    assert len(yaml.safe_load(r.stdout)["profiles"][0]["pluginConfig"][0]["args"]["typicalPods"]) == 2
 
 
 def test_warns_when_the_sample_does_not_decide_the_cpu_term(tmp_path: Path) -> None:

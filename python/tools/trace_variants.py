@@ -124,12 +124,20 @@ def _int(flag: str, path: Path, line: int, col: str, text: str) -> int:
     return v
 
 
-def read_pods(path: Path, flag: str = "--base") -> list[Pod]:
+def read_text(path: Path, flag: str) -> str:
     try:
-        text = path.read_text()
+        return path.read_text(encoding="utf-8")
     except OSError as e:
         raise VariantError(f"{flag}: cannot read {path}: {e.strerror}") from None
-    rows = list(csv.reader(io.StringIO(text)))
+    except UnicodeDecodeError as e:
+        line = e.object[:e.start].count(b"\n") + 1
+        raise VariantError(f"{flag}: {path}:{line}: not UTF-8 text") from None
+
+
+def read_pods(path: Path, flag: str = "--base") -> list[Pod]:
+    rows = list(csv.reader(io.StringIO(read_text(path, flag))))
+    while rows and not rows[-1]:  # trailing blank lines, which the simulator's reader accepts too
+        rows.pop()
     if not rows or rows[0] != HEADER:
         raise VariantError(f"{flag}: {path}:1: expected the 11-column openb header '{','.join(HEADER)}'")
     pods = []
@@ -142,16 +150,16 @@ def read_pods(path: Path, flag: str = "--base") -> list[Pod]:
         if p.num_gpu > 8 or p.gpu_milli > 1000 or (p.num_gpu == 0) != (p.gpu_milli == 0):
             raise VariantError(f"{flag}: {path}:{i}: column 'gpu_milli'/'num_gpu': {p.num_gpu} x {p.gpu_milli} "
                                "is not an openb GPU request")
+        if p.num_gpu == 0 and any(p.spec.split("|")):  # include/gpusched/sim/openb.hpp refuses it too
+            raise VariantError(f"{flag}: {path}:{i}: column 'gpu_spec': a pod without GPUs cannot name GPU models")
         pods.append(p)
     return pods
 
 
 def read_nodes(path: Path, flag: str = "--nodes") -> list[Node]:
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise VariantError(f"{flag}: cannot read {path}: {e.strerror}") from None
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = list(csv.reader(io.StringIO(read_text(path, flag))))
+    while rows and not rows[-1]:
+        rows.pop()
     if not rows or rows[0] != NODE_HEADER:
         raise VariantError(f"{flag}: {path}:1: expected the header '{','.join(NODE_HEADER)}'")
     nodes = []

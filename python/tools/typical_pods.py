@@ -14,7 +14,9 @@ share is its pod count (the plugins normalise the shares).
 
 With --profile, the profile (a KubeSchedulerConfiguration with one profile, or the one named by
 --scheduler-name) is written with args.typicalPods of --plugin set (other args kept; by default the
-one plugin of the profile that takes typicalPods). Without it, the typicalPods list alone is written.
+one plugin of the profile that takes typicalPods). The file is rewritten from its YAML data, so its
+comments are not kept. Without --profile, the typicalPods list alone is written. The pod list must
+have the 11 openb columns (the 5-column form some openb files use is not read).
 
 With --nodes, it also says which CPU term FillAwareBinding and FillAwareRefill will use on that
 cluster: CPU binds when the workload's CPU per GPU d reaches the cluster's c
@@ -37,7 +39,7 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from trace_variants import Pod, VariantError, read_nodes, read_pods  # noqa: E402
+from trace_variants import Pod, VariantError, read_nodes, read_pods, read_text  # noqa: E402
 
 # The plugins that take args.typicalPods (include/gpusched/profile/builtin_plugins.hpp).
 WORKLOAD_PLUGINS = ("FGDScore", "FGD", "FillAware", "FillAwareBinding", "FillAwareRefill")
@@ -126,13 +128,19 @@ def with_typical_pods(doc: dict, listed: list[dict], plugin: str | None, schedul
         if len(profiles) != 1:
             raise VariantError(f"--profile: {where}: {len(profiles)} profiles; name one with --scheduler-name")
         prof = profiles[0]
+        if not isinstance(prof, dict):
+            raise VariantError(f"--profile: {where}: profiles[0] must be a mapping")
     else:
         named = [p for p in profiles if isinstance(p, dict) and p.get("schedulerName") == scheduler]
         if not named:
             raise VariantError(f"--scheduler-name: no profile named '{scheduler}' in {where}")
         prof = named[0]
     if plugin is None:
-        enabled = (((prof.get("plugins") or {}).get("score") or {}).get("enabled") or [])
+        plugins = prof.get("plugins") or {}
+        score = plugins.get("score") if isinstance(plugins, dict) else None
+        enabled = (score.get("enabled") if isinstance(score, dict) else None) or []
+        if not isinstance(enabled, list):
+            raise VariantError(f"--profile: {where}: plugins.score.enabled must be a list")
         names = [e.get("name") for e in enabled if isinstance(e, dict) and e.get("name") in WORKLOAD_PLUGINS]
         if len(names) != 1:
             raise VariantError(f"--plugin: {where}'s score plugins have {len(names)} of {', '.join(WORKLOAD_PLUGINS)}"
@@ -145,7 +153,9 @@ def with_typical_pods(doc: dict, listed: list[dict], plugin: str | None, schedul
     if entry is None:
         entry = {"name": plugin, "args": {}}
         config.append(entry)
-    args = entry.setdefault("args", {})
+    if entry.get("args") is None:  # absent or null: no args (as Kubernetes reads it)
+        entry["args"] = {}
+    args = entry["args"]
     if not isinstance(args, dict):
         raise VariantError(f"--profile: {where}: pluginConfig '{plugin}' args must be a mapping")
     args["typicalPods"] = listed
@@ -154,13 +164,15 @@ def with_typical_pods(doc: dict, listed: list[dict], plugin: str | None, schedul
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--pods", type=Path, required=True, help="11-column openb pod list: the workload's pods")
+    ap.add_argument("--pods", type=Path, required=True,
+                    help="the workload's pods: an openb pod list with all 11 columns (not the 5-column form)")
     ap.add_argument("--profile", type=Path, help="profile file to write with the typicalPods set (default: the list alone)")
     ap.add_argument("--plugin", choices=WORKLOAD_PLUGINS, help="the plugin given the pods (default: the profile's one)")
     ap.add_argument("--scheduler-name", help="the profile of --profile to change, when it has several")
     ap.add_argument("--nodes", type=Path, help="node list: also print d/c, whether CPU binds on that cluster")
     ap.add_argument("--threshold", type=float, default=95.0, help="popularity threshold, %% of pods covered (default 95)")
-    ap.add_argument("--sample", type=int, default=0, help="use N pods drawn without replacement (sensitivity studies)")
+    ap.add_argument("--sample", type=int, default=0,
+                    help="use N pods drawn without replacement (sensitivity studies; default 0: every pod)")
     ap.add_argument("--seed", type=int, default=0, help="seed of --sample")
     ap.add_argument("--out", type=Path, required=True, help="output YAML ('-' for stdout)")
     a = ap.parse_args(argv)
@@ -177,10 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         doc: object = {"typicalPods": listed}
         plugin = None
         if a.profile is not None:
-            try:
-                text = a.profile.read_text()
-            except OSError as e:
-                raise VariantError(f"--profile: cannot read {a.profile}: {e.strerror}") from None
+            text = read_text(a.profile, "--profile")
             try:
                 loaded = yaml.safe_load(text)
             except yaml.YAMLError as e:
