@@ -200,6 +200,8 @@ TEST_CASE("profile.FGDScore from a config decides like the static FGD profile; b
         "cfg.yaml:13: FGDScore: each typical pod needs a share (> 0)");
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 0, share: 1}\n") ==
         "cfg.yaml:13: FGDScore: gpuMilli must be 0 exactly when numGpu is 0");
+  CHECK(with_args("      typicalPods:\n      - {cpuMilli: 1000, share: 1, gpuModels: [V100M32]}\n") ==
+        "cfg.yaml:13: FGDScore: gpuModels needs numGpu > 0 (a pod without GPUs names no model)");
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1, memory: 3}\n") ==
         "cfg.yaml:13: FGDScore.args.typicalPods[0].memory: unknown key (allowed: cpuMilli, gpuMilli, numGpu, share, gpuModels)");
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1}\n      selectDevices: maybe\n") ==

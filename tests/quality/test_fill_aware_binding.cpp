@@ -135,3 +135,77 @@ TEST_CASE("FillAwareBinding reuses its count while the capacity stamp stands") {
   c.changed(0);
   CHECK_FALSE(f.by_shape(c));
 }
+
+TEST_CASE("demand_count: d and its standard error by hand, and when they settle the side") {
+  demand_count d;
+  // 15 pods of 8000 milli-CPU and one whole GPU, 15 CPU-only pods of 16000: d = 360000 / 15000 = 24
+  // milli-CPU per milli-GPU, 24000 per GPU. Residuals cpu - 24 gpu: -16000 (15 times), +16000 (15):
+  // sample variance 30 x 16000^2 / 29; se = sqrt(variance / 30) / (15000 / 30) x 1000 = 5942.2.
+  for (int i = 0; i < 15; ++i) d.add(make_pod("g").cpu(8000).gpus(1));
+  for (int i = 0; i < 14; ++i) d.add(make_pod("c").cpu(16000));
+  CHECK(d.standard_error() == std::numeric_limits<double>::infinity());  // 29 pods: below the minimum
+  CHECK_FALSE(d.binds(12000).has_value());
+  d.add(make_pod("c").cpu(16000));
+  CHECK(d.cpu_per_gpu() == doctest::Approx(24000));
+  CHECK(d.standard_error() == doctest::Approx(std::sqrt(30.0 * 16000 * 16000 / 29 / 30) / 500 * 1000));
+  CHECK(d.standard_error() == doctest::Approx(5942.2).epsilon(1e-4));
+  // Two standard errors, 11884.4, around 24000: the side is settled below 12115.6 and above 35884.4.
+  CHECK(d.binds(12000) == std::optional<bool>(true));
+  CHECK_FALSE(d.binds(16000).has_value());
+  CHECK_FALSE(d.binds(35000).has_value());
+  CHECK(d.binds(36000) == std::optional<bool>(false));
+  CHECK_FALSE(d.binds(0).has_value());  // a cluster without GPUs: the rule's business
+
+  demand_count cpu_only;  // no GPU demand: no ratio, nothing settled
+  for (int i = 0; i < 40; ++i) cpu_only.add(make_pod("c").cpu(1000));
+  CHECK(cpu_only.cpu_per_gpu() == 0.0);
+  CHECK_FALSE(cpu_only.binds(12000).has_value());
+}
+
+TEST_CASE("FillAwareBinding with observe_demand: the pods seen decide once they settle the side") {
+  // The cluster of the first test case's second half: 24000 milli-CPU over 2 GPUs, c = 12000. The
+  // configured workload (d = 8500) says GPU binds: the mean form.
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  c.add_node(cpu_node("c", 16000));
+  fill_aware_options o;
+  o.observe_demand = true;
+  const fill_aware_binding_scorer f(two_ratios(), o);
+  const fill_aware_binding_scorer copy = f;  // the profile's selector: the same count
+  CHECK(f.observes_demand());
+  CHECK_FALSE(f.by_shape(c));
+  // The pods asked about: the demand_count case above, d = 24000 +- 5942.2, settled above 12000 by 30 pods.
+  for (int i = 0; i < 15; ++i) CHECK(f.pre_score(c, make_pod("g" + std::to_string(i)).cpu(8000).gpus(1)) == score_status::ok);
+  for (int i = 0; i < 14; ++i) (void)f.pre_score(c, make_pod("c" + std::to_string(i)).cpu(16000));
+  // A pod asked about again (a waiting pod) is not counted again: still 29 pods, the configured d.
+  for (int i = 0; i < 5; ++i) (void)f.pre_score(c, make_pod("c0").cpu(16000));
+  CHECK(f.observed().n == 29);
+  CHECK_FALSE(f.by_shape(c));
+  const pod last = make_pod("c14").cpu(16000);
+  (void)f.pre_score(c, last);
+  CHECK(copy.observed().n == 30);
+  CHECK(f.by_shape(c));
+  CHECK(copy.by_shape(c));
+  // Scores are the by-shape form's now. Node 0 is the first test case's node (8000 CPU, 2 GPUs free):
+  // a CPU-only pod of 4000 scores 999'666'667 by shape there, and 999'750'000 in the mean form.
+  CHECK(f.score(c, make_pod("probe").cpu(4000), 0) == 999'666'667);
+
+  // The batch engine's PreScore reads the count and adds nothing: 30 more CPU-only pods would move d.
+  for (int i = 0; i < 30; ++i) (void)f.pre_score_uncounted(c, make_pod("b" + std::to_string(i)).cpu(64000));
+  CHECK(f.observed().n == 30);
+  CHECK(f.by_shape(c));
+
+  // Without the option nothing is counted and the configured d decides.
+  const fill_aware_binding_scorer plain(two_ratios());
+  CHECK_FALSE(plain.observes_demand());
+  for (int i = 0; i < 40; ++i) (void)plain.pre_score(c, make_pod("x" + std::to_string(i)).cpu(16000));
+  CHECK(plain.observed().n == 0);
+  CHECK_FALSE(plain.by_shape(c));
+
+  // Pods without a name cannot be told apart: each ask counts.
+  const fill_aware_binding_scorer unnamed(two_ratios(), o);
+  pod anonymous = make_pod("a").cpu(16000);
+  anonymous.name.clear();
+  for (int i = 0; i < 3; ++i) (void)unnamed.pre_score(c, anonymous);
+  CHECK(unnamed.observed().n == 3);
+}

@@ -139,6 +139,7 @@ inline std::shared_ptr<const typical_workload> workload(const plugin_args& a, co
     if ((tp.num_gpu == 0) != (tp.gpu_milli == 0)) a.fail(t, "gpuMilli must be 0 exactly when numGpu is 0");
     if (t["gpuModels"]) {
       if (!t["gpuModels"].IsSequence()) a.fail(t["gpuModels"], "gpuModels must be a list of GPU model names");
+      if (tp.num_gpu == 0) a.fail(t["gpuModels"], "gpuModels needs numGpu > 0 (a pod without GPUs names no model)");
       for (const auto& m : t["gpuModels"]) {
         try {
           tp.models.emplace_back(a.string(m, at + ".gpuModels"), "gpuModels");

@@ -72,6 +72,10 @@ struct fill_aware_options {
   // the other holes, which the sharing pods make, for the later arrivals that fit it, so the arrivals
   // a hole sees scale with 1 / P_share. fill_competition is then unused.
   double fill_per_sharing_pod = 0.0;
+  // FillAwareBinding / FillAwareRefill only (scoring/fill_aware_binding.hpp; off: the decision of the
+  // configured workload alone). The workload's CPU per GPU d is also counted from the pods PreScore
+  // sees, and decides which CPU term is used once it is two standard errors from the cluster's.
+  bool observe_demand = false;
 };
 
 // fill_per_sharing_pod of the gpusched policy (FillAwareRefill): FillAware's kappa = 50, chosen on the openb

@@ -20,22 +20,41 @@
 // threshold is the definition of a binding resource, not a fitted constant. As in FGD (Weng et al.,
 // ATC'23), the typical workload is the reference; here it also decides which resource binds.
 //
+// The workload side as the scheduler meets it (fill_aware_options::observe_demand; docs/adr/
+// 0017-quality-method.md, "Amendment 7"): a host's typical pods are a sample of its history, and a
+// stale one when the mix moves; with the wrong side of d >= c the policy takes the CPU term that loses
+// (docs/quality.md, "A workload that is wrong"). With the option, PreScore also counts the pods it
+// sees, each once (by name; a waiting pod is asked about again), and their own d decides as soon as
+// it is two standard errors from c (the ratio estimator's, by the delta method: Var(cpu_i - d gpu_i) /
+// (n mean(gpu)^2)), after at least 30 pods (the usual minimum for the normal approximation); until
+// then, and whenever the pods seen do not settle the side, the configured workload's d decides.
+// Pods that fit no node are not scored and so not counted (a scheduler runs PreScore only with a
+// feasible node): the count is the workload's while the cluster has room, which is when it settles.
+//
 // The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation), so a cluster
 // that changes between pods is followed; on a CapacityVersioned cluster (a bound_cluster observed by
 // node_versions, as the simulator's) only when its capacity stamp has moved since the last count
-// (schedule/node_versions.hpp). The device choice reuses PreScore's decision for the pod it was made
-// for and recounts otherwise. The decision of the last
-// PreScore is shared by the copies of one scorer (the score plugin and the device selector of a
-// profile); pods scored concurrently against clusters of different CPU per GPU would race on it,
-// which no gpusched engine does (one cluster per profile).
+// (schedule/node_versions.hpp), or the cluster is another. The device choice reuses PreScore's
+// decision for the pod it was made for and recounts otherwise. The count of c and the pods counted
+// are behind a mutex (one lock per PreScore). The decision of the last PreScore is shared by the
+// copies of one scorer (the score plugin and the device selector of a profile); pods scored
+// concurrently against clusters of different CPU per GPU would race on it, which no gpusched engine
+// does (one cluster per profile). Memory: 128 KiB of pod-name hashes with observe_demand, else none.
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <limits>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/pod.hpp"
@@ -74,39 +93,71 @@ constexpr bool cpu_binds(double workload_cpu_per_gpu, double cluster_cpu_per_gpu
   return cluster_cpu_per_gpu > 0 && workload_cpu_per_gpu >= cluster_cpu_per_gpu;
 }
 
+// d counted from pods, with its standard error as an estimate of the workload's (the header comment).
+struct demand_count {
+  static constexpr double min_pods = 30;  // the normal approximation's usual minimum
+  double n = 0, cpu = 0, gpu = 0, cpu2 = 0, gpu2 = 0, cpu_gpu = 0;  // sums over the pods counted
+
+  void add(const pod& p) noexcept {
+    const double c = static_cast<double>(p.cpu_milli);
+    const double g = static_cast<double>(p.gpu_milli) * p.num_gpu;
+    n += 1, cpu += c, gpu += g, cpu2 += c * c, gpu2 += g * g, cpu_gpu += c * g;
+  }
+  // d in milli-CPU per whole GPU; 0 without GPU demand.
+  [[nodiscard]] double cpu_per_gpu() const noexcept { return gpu > 0 ? cpu / gpu * gpu_milli_whole : 0.0; }
+  // Its standard error, same unit; infinite below min_pods or without GPU demand.
+  [[nodiscard]] double standard_error() const noexcept {
+    if (n < min_pods || gpu <= 0) return std::numeric_limits<double>::infinity();
+    const double d = cpu / gpu;                                       // per milli-GPU
+    const double residual2 = cpu2 - 2 * d * cpu_gpu + d * d * gpu2;  // sum of (cpu_i - d gpu_i)^2
+    const double variance = (residual2 > 0 ? residual2 : 0.0) / (n - 1);
+    return std::sqrt(variance / n) / (gpu / n) * gpu_milli_whole;
+  }
+  // Whether the pods counted settle the side of c (two standard errors), and which side.
+  [[nodiscard]] std::optional<bool> binds(double cluster_cpu_per_gpu) const noexcept {
+    const double se = standard_error();
+    if (!std::isfinite(se) || cluster_cpu_per_gpu <= 0) return std::nullopt;
+    const double d = cpu_per_gpu();
+    if (std::abs(d - cluster_cpu_per_gpu) <= 2 * se) return std::nullopt;
+    return d >= cluster_cpu_per_gpu;
+  }
+};
+
 class fill_aware_binding_scorer {
  public:
   // o's cpu_by_shape flags are set by the scorer for its two forms; the other fields apply to both.
   explicit fill_aware_binding_scorer(const typical_workload& w, fill_aware_options o = {})
       : mean_(w, with_shape(o, false)), shape_(w, with_shape(o, true)), demand_(workload_cpu_per_gpu(w)),
-        state_(std::make_shared<shared_state>()) {}
+        state_(std::make_shared<shared_state>()) {
+    if (o.observe_demand) state_->seen.assign(shared_state::seen_slots, 0);
+  }
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareBinding"; }
-  [[nodiscard]] double demand() const noexcept { return demand_; }  // the workload's d, milli-CPU per GPU
+  [[nodiscard]] double demand() const noexcept { return demand_; }  // the configured workload's d, milli-CPU per GPU
+  [[nodiscard]] bool observes_demand() const noexcept { return !state_->seen.empty(); }
+  // The pods PreScore has counted (observe_demand; empty otherwise).
+  [[nodiscard]] demand_count observed() const {
+    const std::lock_guard lock(state_->mutex);
+    return state_->observed;
+  }
 
   // Whether S is taken by shape on cluster c (the rule above).
   template <Cluster C>
   [[nodiscard]] bool by_shape(const C& c) const {
-    if constexpr (CapacityVersioned<C>) {
-      // One word, stamp x 4 + 2 (a count was made) + decision, so that a stamp is never read beside
-      // another stamp's decision and the initial 0 never matches a stamp.
-      const std::uint64_t stamp = adl::call_cluster_capacity_version(c);
-      const std::uint64_t last = state_->counted.load(std::memory_order_relaxed);
-      if ((last & 2) != 0 && last >> 2 == stamp) return (last & 1) != 0;
-      const bool shape = cpu_binds(demand_, cluster_cpu_per_gpu(c));
-      state_->counted.store(stamp << 2 | 2 | std::uint64_t{shape}, std::memory_order_relaxed);
-      return shape;
-    } else {
-      return cpu_binds(demand_, cluster_cpu_per_gpu(c));
-    }
+    const std::lock_guard lock(state_->mutex);
+    return decide(c);
   }
 
   template <Cluster C>
   score_status pre_score(const C& c, const pod& p) const {
-    state_->by_shape.store(by_shape(c), std::memory_order_relaxed);
-    state_->cluster.store(&c, std::memory_order_relaxed);
-    state_->pod.store(&p, std::memory_order_relaxed);
-    return score_status::ok;
+    return pre_score(c, p, true);
+  }
+  // PreScore without counting p (observe_demand): the batch engine's form (batch/host_forms.hpp).
+  // A batch scores many pods against one table, in threads, in an order that is not an arrival
+  // order, and every pod of a table must see one decision; so it reads the count and adds nothing.
+  template <Cluster C>
+  score_status pre_score_uncounted(const C& c, const pod& p) const {
+    return pre_score(c, p, false);
   }
 
   template <Cluster C>
@@ -146,34 +197,88 @@ class fill_aware_binding_scorer {
     return o;
   }
 
+  template <Cluster C>
+  score_status pre_score(const C& c, const pod& p, bool counted) const {
+    const std::lock_guard lock(state_->mutex);
+    if (counted && !state_->seen.empty()) count(p);
+    state_->by_shape.store(decide(c), std::memory_order_relaxed);
+    state_->cluster.store(&c, std::memory_order_relaxed);
+    state_->pod.store(&p, std::memory_order_relaxed);
+    return score_status::ok;
+  }
+
+  // Under the mutex: c (counted again only when a CapacityVersioned cluster's capacity stamp moves,
+  // or for another cluster), then the pods counted if they settle the side, else the configured d.
+  template <Cluster C>
+  bool decide(const C& c) const {
+    double cluster = 0.0;
+    if constexpr (CapacityVersioned<C>) {
+      const std::uint64_t stamp = adl::call_cluster_capacity_version(c);
+      shared_state& s = *state_;
+      if (!s.counted || s.counted_cluster != static_cast<const void*>(&c) || s.counted_stamp != stamp) {
+        s.counted_cpu_per_gpu = cluster_cpu_per_gpu(c);
+        s.counted_cluster = &c;
+        s.counted_stamp = stamp;
+        s.counted = true;
+      }
+      cluster = s.counted_cpu_per_gpu;
+    } else {
+      cluster = cluster_cpu_per_gpu(c);
+    }
+    if (const std::optional<bool> seen = state_->observed.binds(cluster)) return *seen;
+    return cpu_binds(demand_, cluster);
+  }
+
+  // Under the mutex: p into the count unless its name is in its slot of the seen table (a pod asked
+  // about again). A pod whose slot another pod took since is counted again; with 16384 slots that
+  // needs thousands of other pods between the two asks. A pod without a name is counted each time.
+  void count(const pod& p) const {
+    if (!p.name.empty()) {
+      const std::uint64_t h = std::hash<std::string>{}(p.name);
+      std::uint64_t& slot = state_->seen[h % shared_state::seen_slots];
+      if (slot == (h | 1)) return;  // | 1: 0 marks an empty slot
+      slot = h | 1;
+    }
+    state_->observed.add(p);
+  }
+
   fill_aware_scorer mean_;
   fill_aware_scorer shape_;
   double demand_ = 0.0;
-  // The last PreScore's decision, and the pod and cluster it was made for (select's one-shot reuse).
+  // The last PreScore's decision, and the pod and cluster it was made for (select's one-shot reuse);
+  // the count of c; the pods counted (observe_demand). Shared by the copies of one scorer.
   struct shared_state {
+    static constexpr std::size_t seen_slots = std::size_t{1} << 14;  // 128 KiB, with observe_demand only
     std::atomic<bool> by_shape{false};
     std::atomic<const void*> pod{nullptr};
     std::atomic<const void*> cluster{nullptr};
-    // The last count on a CapacityVersioned cluster: its capacity stamp x 4 + 2 + the decision; 0
-    // before the first.
-    std::atomic<std::uint64_t> counted{0};
+    std::mutex mutex;  // guards the fields below
+    bool counted = false;
+    const void* counted_cluster = nullptr;
+    std::uint64_t counted_stamp = 0;
+    double counted_cpu_per_gpu = 0.0;
+    demand_count observed;
+    std::vector<std::uint64_t> seen;  // name hashes of the pods counted, one per slot
   };
   std::shared_ptr<shared_state> state_;
 };
 
 // FillAwareRefill, gpusched's policy: FillAwareBinding whose hole refill chance is taken per sharing
 // pod, kappa = fill_per_sharing_pod / P_share (refill_fill_per_sharing_pod unless the options say
-// otherwise; docs/adr/0017-quality-method.md, amendments 2 and 3). A type of its own for its name.
+// otherwise; docs/adr/0017-quality-method.md, amendments 2 and 3), and which counts the pods it sees
+// for its CPU term (observe_demand, Amendment 7). A type of its own for its name.
 class fill_aware_refill_scorer : public fill_aware_binding_scorer {
  public:
   explicit fill_aware_refill_scorer(const typical_workload& w) : fill_aware_refill_scorer(w, defaults()) {}
   fill_aware_refill_scorer(const typical_workload& w, fill_aware_options o) : fill_aware_binding_scorer(w, o) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareRefill"; }
-  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod.
+  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod, and observe_demand
+  // on (ADR 0017, "Amendment 7").
   [[nodiscard]] static fill_aware_options defaults() noexcept {
     fill_aware_options o;
     o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
+    o.observe_demand = true;
     return o;
   }
 };

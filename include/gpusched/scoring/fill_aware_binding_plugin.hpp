@@ -25,7 +25,8 @@ inline bool flag(const plugin_args& a, std::string_view key, bool otherwise);
 
 // FillAware's arguments as FillAware, FillAwareBinding and FillAwareRefill read them, in this order:
 // the allowed keys, typicalPods, the hole-competition key (`competition_key`, stored in the
-// option `competition`), cpuWeight, cpuPerGpu. `o` holds the plugin's defaults.
+// option `competition`), cpuWeight, cpuPerGpu, and for the two binding plugins (`binding`)
+// observeDemand. `o` holds the plugin's defaults.
 struct fill_aware_decoded {
   std::shared_ptr<const typical_workload> workload;
   fill_aware_options options;
@@ -35,8 +36,13 @@ struct fill_aware_decoded {
 template <class Context>
 fill_aware_decoded fill_aware_args(const plugin_args& a, const Context& ctx, std::string_view plugin,
                                    std::string_view competition_key, double fill_aware_options::*competition,
-                                   fill_aware_options o = {}) {
-  a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "selectDevices"});
+                                   fill_aware_options o = {}, bool binding = false) {
+  if (binding) {
+    a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "observeDemand", "selectDevices"});
+    o.observe_demand = flag(a, "observeDemand", o.observe_demand);
+  } else {
+    a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "selectDevices"});
+  }
   auto w = workload(a, ctx, plugin);
   if (a.has(competition_key)) o.*competition = a.number(a.node()[std::string(competition_key)], competition_key, 0, 1e6);
   if (a.has("cpuWeight")) o.cpu_weight = a.number(a.node()["cpuWeight"], "cpuWeight", 0, 1e6);
@@ -57,7 +63,8 @@ struct fill_aware_binding_plugin {
   using score_types = plugin_types<fill_aware_binding_scorer>;
   template <Cluster C>
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context& ctx) {
-    const auto d = plugin_decode::fill_aware_args(a, ctx, name, "fillCompetition", &fill_aware_options::fill_competition);
+    const auto d = plugin_decode::fill_aware_args(a, ctx, name, "fillCompetition", &fill_aware_options::fill_competition,
+                                                  fill_aware_options{}, true);
     const fill_aware_binding_scorer fill(*d.workload, d.options);
     if (plugin_decode::flag(a, "selectDevices", true)) p.set_gpu_selector(fill);
     p.add_score(fill, weight);

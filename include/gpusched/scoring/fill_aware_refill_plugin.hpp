@@ -33,7 +33,7 @@ struct fill_aware_refill_plugin {
   template <Cluster C>
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context& ctx) {
     const auto d = plugin_decode::fill_aware_args(a, ctx, name, "fillPerSharingPod", &fill_aware_options::fill_per_sharing_pod,
-                                                  fill_aware_refill_scorer::defaults());
+                                                  fill_aware_refill_scorer::defaults(), true);
     const fill_aware_refill_scorer fill(*d.workload, d.options);
     if (plugin_decode::flag(a, "selectDevices", true)) p.set_gpu_selector(fill);
     p.add_score(fill, weight);
