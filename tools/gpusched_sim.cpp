@@ -513,7 +513,7 @@ int main(int argc, char** argv) {
 #if defined(GPUSCHED_SIM_SCENARIO)
   try {  // each file is checked (and named) before any run
     for (const auto& f : profile_files) {
-      const auto fp = load_profile_file<sim::replay_cluster>(f, plugin_context{t.typical, 0});
+      const auto fp = load_profile_file<sim::replay_cluster>(f, plugin_context{t.typical, 0, true});
       if (fp.options.percentage_of_nodes_to_score != 100) {
         return fail(f + ": percentageOfNodesToScore: the replay examines every node; give 100 or leave it out");
       }
@@ -547,7 +547,7 @@ int main(int argc, char** argv) {
         auto with_row = [&](auto&& f) -> outcome {
 #if defined(GPUSCHED_SIM_SCENARIO)
           if (!row.file.empty()) {
-            auto fp = load_profile_file<sim::replay_cluster>(row.file, plugin_context{t.typical, tk.seed});
+            auto fp = load_profile_file<sim::replay_cluster>(row.file, plugin_context{t.typical, tk.seed, true});
             const tie_break_rule ties = fp.profile.preferred_ties().value_or(tie_break_rule::first_node);
             return f(std::move(fp.profile), ties);
           }

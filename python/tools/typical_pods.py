@@ -23,7 +23,9 @@ cluster: CPU binds when the workload's CPU per GPU d reaches the cluster's c
 (include/gpusched/scoring/fill_aware_binding.hpp), and the pod list is a sample of the workload, so
 d/c is given with its standard error (the ratio estimator's, by the delta method). When d/c is within
 two standard errors of 1, the choice depends on the sample (docs/quality.md, "A workload that is
-wrong": on the CPU-heavy variants the wrong side of 1 costs more than FGD's whole margin).
+wrong": on the CPU-heavy variants the wrong side of 1 costs more than FGD's whole margin). In the
+simulator FillAwareRefill also counts the pods it sees (observeDemand); in a host such as the
+extender it does not, and these typical pods alone decide.
 """
 
 from __future__ import annotations
@@ -223,8 +225,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"typical_pods: d/c = {bind.ratio:.3f} +- {bind.se:.3f} (one standard error): FillAwareBinding's "
               f"CPU term {form}", file=sys.stderr)
         if bind.undecided:
-            print("typical_pods: warning: d/c is within two standard errors of 1: the CPU term depends on this "
-                  "sample of the workload; a longer pod history decides it", file=sys.stderr)
+            print("typical_pods: warning: d/c is within two standard errors of 1: where the policy does not count "
+                  "its pods (observeDemand off, e.g. the extender), the CPU term depends on this sample of the "
+                  "workload; a longer pod history decides it", file=sys.stderr)
     return 0
 
 

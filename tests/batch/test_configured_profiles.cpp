@@ -118,40 +118,37 @@ TEST_CASE("batch.configured: a configured profile scores as its per-pod path") {
     const auto light = shapes({make_pod("a").cpu(1000).gpus(1), make_pod("b").cpu(4000).gpus(1)});
     REQUIRE(fill_aware_binding_scorer(*heavy).by_shape(c));
     REQUIRE_FALSE(fill_aware_binding_scorer(*light).by_shape(c));
-    // observeDemand off: the per-pod path would count its 30 pods and, at the 30th, may settle the
-    // other CPU term, while the 30-pod batch table reads the count without adding to it (the next
-    // test case compares the counting paths).
     for (const char* plugin : {"FillAwareBinding", "FillAwareRefill"}) {
       CAPTURE(plugin);
-      const std::string yaml = std::string("      - name: ") + plugin + "\n  pluginConfig:\n  - name: " + plugin +
-                               "\n    args: {observeDemand: false}\n";
       for (const auto& w : {heavy, light, workload()}) {
-        CHECK(mismatches(from_yaml(yaml, {w, 0}), 5) == 0);
+        CHECK(mismatches(from_yaml(std::string("      - name: ") + plugin + "\n", {w, 0}), 5) == 0);
       }
     }
   }
 }
 
-TEST_CASE("batch.configured: FillAwareRefill counts the pod of a one-pod table, as its per-pod path does") {
-  // observe_demand (scoring/fill_aware_binding.hpp): a one-pod table is a scheduling attempt (the
-  // extender's requests) and counts its pod; the per-pod path counts each pod it is asked about. Two
-  // profiles from one file, fed the same pods in the same order, one through one-pod tables and one
-  // per pod, must score alike at every pod, before and after the count settles the CPU term. The
-  // configured workload is "heavy" (d = 52 CPUs per GPU: by shape); the random pods ask about 6 CPUs
-  // per GPU against the cluster's 8, so once counted they settle the mean form.
+TEST_CASE("batch.configured: FillAwareRefill's count (observeDemand) is read by the batch engine, never added to") {
+  // scoring/fill_aware_binding.hpp: where the host counts pods (plugin_context::counts_pods, the
+  // simulator) FillAwareRefill counts each pod its PreScore sees on the per-pod path; the batch
+  // engine scores pods in threads, before any check, in no arrival order, and adds nothing. The
+  // configured workload is "heavy" (d = 52 CPUs per GPU: by shape); the random pods ask about 6
+  // CPUs per GPU against the cluster's 8, so once counted they settle the mean form.
   std::mt19937_64 rng(5);
   const in_memory_cluster c = testing::random_cluster(rng, 120);
   const std::vector<pod> ps = testing::random_pods(rng, 60);
   const auto heavy = std::make_shared<const typical_workload>(typical_workload::from_pods(
       std::vector<pod>{make_pod("a").cpu(4000).gpus(1), make_pod("b").cpu(40000).gpus(1), make_pod("c").cpu(60000)}));
   const std::string refill = "      - name: FillAwareRefill\n";
-  const dyn batch_side = from_yaml(refill, {heavy, 0});
-  const dyn per_pod_side = from_yaml(refill, {heavy, 0});
-  const dyn uncounted = from_yaml(refill + "  pluginConfig:\n  - name: FillAwareRefill\n    args: {observeDemand: false}\n",
-                                  {heavy, 0});
+  const dyn counting = from_yaml(refill, {heavy, 0, true});
+  const dyn batch_side = from_yaml(refill, {heavy, 0, true});
+  const dyn uncounted = from_yaml(refill, {heavy, 0, false});
   batch::node_table t(c);
   auto engine = batch::make_batch_scorer(batch::configured(batch_side), {2, 5, 64, 3});
   engine.prepare(t);
+  // The whole table, then each pod in a table of its own: the scores of a profile that counts nothing.
+  batch::pod_table all(ps, t);
+  batch::score_matrix whole;
+  engine.scores(all, whole);
   int differ = 0, counted_differ = 0;
   for (std::size_t i = 0; i < ps.size(); ++i) {
     CAPTURE(i);
@@ -159,15 +156,28 @@ TEST_CASE("batch.configured: FillAwareRefill counts the pod of a one-pod table, 
     batch::pod_table pt(one, t);
     batch::score_matrix m;
     engine.scores(pt, m);
-    const auto row = per_pod_row(per_pod_side, c, ps[i]);
     const auto plain = per_pod_row(uncounted, c, ps[i]);
+    const auto counted = per_pod_row(counting, c, ps[i]);
     for (std::size_t n = 0; n < c.size(); ++n) {
-      differ += m(0, static_cast<Eigen::Index>(n)) != row[n] ? 1 : 0;
-      counted_differ += row[n] != plain[n] ? 1 : 0;
+      const auto col = static_cast<Eigen::Index>(n);
+      differ += (m(0, col) != plain[n] ? 1 : 0) + (whole(static_cast<Eigen::Index>(i), col) != plain[n] ? 1 : 0);
+      counted_differ += counted[n] != plain[n] ? 1 : 0;
     }
   }
   CHECK(differ == 0);
-  CHECK(counted_differ > 0);  // the count did change the CPU term: the comparison above is not idle
+  CHECK(counted_differ > 0);  // the per-pod path's count did change the CPU term: the batch's would have
+
+  // observeDemand: true where the host does not count pods (an extender, Python) is refused by name.
+  try {
+    (void)from_yaml(refill + "  pluginConfig:\n  - name: FillAwareRefill\n    args: {observeDemand: true}\n", {heavy, 0, false});
+    FAIL("observeDemand: true was accepted without counts_pods");
+  } catch (const std::exception& e) {
+    CHECK(std::string(e.what()).find("cfg.yaml:") == 0);
+    CHECK(std::string(e.what()).find("observeDemand: true needs a host that hands every pod to the profile once") !=
+          std::string::npos);
+  }
+  CHECK_NOTHROW((void)from_yaml(refill + "  pluginConfig:\n  - name: FillAwareRefill\n    args: {observeDemand: true}\n",
+                                {heavy, 0, true}));
 }
 
 TEST_CASE("batch.configured: the devices chosen are the profile's selector's") {

@@ -79,10 +79,9 @@ struct host_fill_aware_form : host_score_form<S> {
 };
 
 // The same with the scorer's PreScore run on the node table for each pod, before its nodes are
-// scored (FillAwareBinding: the form of the CPU term; the same for every pod of one table). A table
-// of one pod is a scheduling attempt, as the per-pod path's (the extender's requests): its PreScore
-// counts the pod (observe_demand). A larger table's pods are scored in threads and in no arrival
-// order, and must all see one decision: they read the count and add nothing to it.
+// scored (FillAwareBinding: the form of the CPU term; the same for every pod of one table). The
+// PreScore that counts nothing (observe_demand): a table's pods are scored in threads, before any
+// check has run and in no arrival order, so they read the per-pod path's count and add nothing.
 template <class S>
 struct host_prescored_form : host_fill_aware_form<S> {
   using typename host_score_form<S>::pod_args;
@@ -90,11 +89,7 @@ struct host_prescored_form : host_fill_aware_form<S> {
   static pod_args make_pod_args(const S& s, const prepared& prep, const pod_table& pods, std::size_t i) {
     const pod_args a = host_score_form<S>::make_pod_args(s, prep, pods, i);
     const auto v = prep.view();
-    if (pods.size() == 1) {
-      (void)v.scorer->pre_score(*v.table, *a.p);
-    } else {
-      (void)v.scorer->pre_score_uncounted(*v.table, *a.p);
-    }
+    (void)v.scorer->pre_score_uncounted(*v.table, *a.p);
     return a;
   }
 };

@@ -37,6 +37,10 @@ namespace gpusched {
 struct plugin_context {
   std::shared_ptr<const typical_workload> workload;  // null: none; FGD / FillAware then need typicalPods
   std::uint64_t seed = 0;
+  // The host places pods one at a time, in arrival order, on one thread per profile, and every pod
+  // reaches the profile (the simulator): plugins may count the pods they see (FillAwareRefill's
+  // observeDemand, on by default only then; scoring/fill_aware_binding.hpp).
+  bool counts_pods = false;
 };
 
 template <class... T>

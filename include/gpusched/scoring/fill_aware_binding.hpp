@@ -30,6 +30,9 @@
 // then, and whenever the pods seen do not settle the side, the configured workload's d decides.
 // Pods that fit no node are not scored and so not counted (a scheduler runs PreScore only with a
 // feasible node): the count is the workload's while the cluster has room, which is when it settles.
+// The count assumes every pod reaches PreScore once, in arrival order, from one thread (the
+// simulator: plugin_context::counts_pods; a profile loaded elsewhere has it off, and an explicit
+// observeDemand: true is refused). The batch engine reads the count and adds nothing to it.
 //
 // The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation), so a cluster
 // that changes between pods is followed; on a CapacityVersioned cluster (a bound_cluster observed by
@@ -137,6 +140,7 @@ class fill_aware_binding_scorer {
   [[nodiscard]] bool observes_demand() const noexcept { return !state_->seen.empty(); }
   // The pods PreScore has counted (observe_demand; empty otherwise).
   [[nodiscard]] demand_count observed() const {
+    if (!observes_demand()) return {};
     const std::lock_guard lock(state_->mutex);
     return state_->observed;
   }
@@ -144,6 +148,7 @@ class fill_aware_binding_scorer {
   // Whether S is taken by shape on cluster c (the rule above).
   template <Cluster C>
   [[nodiscard]] bool by_shape(const C& c) const {
+    if (!observes_demand()) return decide_configured(c);
     const std::lock_guard lock(state_->mutex);
     return decide(c);
   }
@@ -153,8 +158,8 @@ class fill_aware_binding_scorer {
     return pre_score(c, p, true);
   }
   // PreScore without counting p (observe_demand): the batch engine's form (batch/host_forms.hpp).
-  // A batch scores many pods against one table, in threads, in an order that is not an arrival
-  // order, and every pod of a table must see one decision; so it reads the count and adds nothing.
+  // A batch scores pods against one table, in threads, before any check has run and in an order
+  // that is not an arrival order; so it reads the count and adds nothing to it.
   template <Cluster C>
   score_status pre_score_uncounted(const C& c, const pod& p) const {
     return pre_score(c, p, false);
@@ -199,16 +204,41 @@ class fill_aware_binding_scorer {
 
   template <Cluster C>
   score_status pre_score(const C& c, const pod& p, bool counted) const {
-    const std::lock_guard lock(state_->mutex);
-    if (counted && !state_->seen.empty()) count(p);
-    state_->by_shape.store(decide(c), std::memory_order_relaxed);
+    bool shape = false;
+    if (!observes_demand()) {
+      shape = decide_configured(c);
+    } else {
+      const std::lock_guard lock(state_->mutex);
+      if (counted) count(p);
+      shape = decide(c);
+    }
+    state_->by_shape.store(shape, std::memory_order_relaxed);
     state_->cluster.store(&c, std::memory_order_relaxed);
     state_->pod.store(&p, std::memory_order_relaxed);
     return score_status::ok;
   }
 
-  // Under the mutex: c (counted again only when a CapacityVersioned cluster's capacity stamp moves,
-  // or for another cluster), then the pods counted if they settle the side, else the configured d.
+  // Without observe_demand (no lock): the configured d against c, the decision cached under a
+  // CapacityVersioned cluster's capacity stamp in one word, stamp x 4 + 2 (a count was made) +
+  // decision, so that a stamp is never read beside another stamp's decision and the initial 0 never
+  // matches a stamp.
+  template <Cluster C>
+  bool decide_configured(const C& c) const {
+    if constexpr (CapacityVersioned<C>) {
+      const std::uint64_t stamp = adl::call_cluster_capacity_version(c);
+      const std::uint64_t last = state_->decided.load(std::memory_order_relaxed);
+      if ((last & 2) != 0 && last >> 2 == stamp) return (last & 1) != 0;
+      const bool shape = cpu_binds(demand_, cluster_cpu_per_gpu(c));
+      state_->decided.store(stamp << 2 | 2 | std::uint64_t{shape}, std::memory_order_relaxed);
+      return shape;
+    } else {
+      return cpu_binds(demand_, cluster_cpu_per_gpu(c));
+    }
+  }
+
+  // With observe_demand, under the mutex: c (counted again only when a CapacityVersioned cluster's
+  // capacity stamp moves, or for another cluster), then the pods counted if they settle the side,
+  // else the configured d.
   template <Cluster C>
   bool decide(const C& c) const {
     double cluster = 0.0;
@@ -252,7 +282,8 @@ class fill_aware_binding_scorer {
     std::atomic<bool> by_shape{false};
     std::atomic<const void*> pod{nullptr};
     std::atomic<const void*> cluster{nullptr};
-    std::mutex mutex;  // guards the fields below
+    std::atomic<std::uint64_t> decided{0};  // decide_configured's cache; 0 before the first count
+    std::mutex mutex;  // observe_demand: guards the fields below
     bool counted = false;
     const void* counted_cluster = nullptr;
     std::uint64_t counted_stamp = 0;
@@ -274,7 +305,8 @@ class fill_aware_refill_scorer : public fill_aware_binding_scorer {
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareRefill"; }
   // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod, and observe_demand
-  // on (ADR 0017, "Amendment 7").
+  // on (ADR 0017, "Amendment 7"): a host that constructs it directly and scores from several threads,
+  // or sees only some of the pods, turns observe_demand off.
   [[nodiscard]] static fill_aware_options defaults() noexcept {
     fill_aware_options o;
     o.fill_per_sharing_pod = refill_fill_per_sharing_pod;

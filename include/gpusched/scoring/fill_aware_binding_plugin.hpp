@@ -26,7 +26,8 @@ inline bool flag(const plugin_args& a, std::string_view key, bool otherwise);
 // FillAware's arguments as FillAware, FillAwareBinding and FillAwareRefill read them, in this order:
 // the allowed keys, typicalPods, the hole-competition key (`competition_key`, stored in the
 // option `competition`), cpuWeight, cpuPerGpu, and for the two binding plugins (`binding`)
-// observeDemand. `o` holds the plugin's defaults.
+// observeDemand (its default, o.observe_demand, only where plugin_context::counts_pods; an explicit
+// true elsewhere is refused). `o` holds the plugin's defaults.
 struct fill_aware_decoded {
   std::shared_ptr<const typical_workload> workload;
   fill_aware_options options;
@@ -39,7 +40,14 @@ fill_aware_decoded fill_aware_args(const plugin_args& a, const Context& ctx, std
                                    fill_aware_options o = {}, bool binding = false) {
   if (binding) {
     a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "observeDemand", "selectDevices"});
-    o.observe_demand = flag(a, "observeDemand", o.observe_demand);
+    // The default (o.observe_demand: FillAwareRefill's) applies only where the host counts pods.
+    o.observe_demand = flag(a, "observeDemand", o.observe_demand && ctx.counts_pods);
+    if (o.observe_demand && !ctx.counts_pods) {
+      a.fail(a.node()["observeDemand"],
+             "observeDemand: true needs a host that hands every pod to the profile once, in arrival order, on one "
+             "thread (the simulator); this one does not (an extender sees only the pods kube-scheduler sends it, in "
+             "parallel requests)");
+    }
   } else {
     a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "selectDevices"});
   }
