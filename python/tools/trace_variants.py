@@ -134,10 +134,16 @@ def read_text(path: Path, flag: str) -> str:
         raise VariantError(f"{flag}: {path}:{line}: not UTF-8 text") from None
 
 
-def read_pods(path: Path, flag: str = "--base") -> list[Pod]:
+def read_rows(path: Path, flag: str) -> list[list[str]]:
+    """The CSV rows of a UTF-8 file, without trailing blank lines (the simulator's readers accept them)."""
     rows = list(csv.reader(io.StringIO(read_text(path, flag))))
-    while rows and not rows[-1]:  # trailing blank lines, which the simulator's reader accepts too
+    while rows and not rows[-1]:
         rows.pop()
+    return rows
+
+
+def read_pods(path: Path, flag: str = "--base") -> list[Pod]:
+    rows = read_rows(path, flag)
     if not rows or rows[0] != HEADER:
         raise VariantError(f"{flag}: {path}:1: expected the 11-column openb header '{','.join(HEADER)}'")
     pods = []
@@ -157,9 +163,7 @@ def read_pods(path: Path, flag: str = "--base") -> list[Pod]:
 
 
 def read_nodes(path: Path, flag: str = "--nodes") -> list[Node]:
-    rows = list(csv.reader(io.StringIO(read_text(path, flag))))
-    while rows and not rows[-1]:
-        rows.pop()
+    rows = read_rows(path, flag)
     if not rows or rows[0] != NODE_HEADER:
         raise VariantError(f"{flag}: {path}:1: expected the header '{','.join(NODE_HEADER)}'")
     nodes = []

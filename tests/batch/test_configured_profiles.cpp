@@ -168,16 +168,16 @@ TEST_CASE("batch.configured: FillAwareRefill's count (observeDemand) is read by 
   CHECK(counted_differ > 0);  // the per-pod path's count did change the CPU term: the batch's would have
 
   // observeDemand: true where the host does not count pods (an extender, Python) is refused by name.
+  const std::string asks = refill + "  pluginConfig:\n  - name: FillAwareRefill\n    args: {observeDemand: true}\n";
   try {
-    (void)from_yaml(refill + "  pluginConfig:\n  - name: FillAwareRefill\n    args: {observeDemand: true}\n", {heavy, 0, false});
+    (void)from_yaml(asks, {heavy, 0, false});
     FAIL("observeDemand: true was accepted without counts_pods");
   } catch (const std::exception& e) {
     CHECK(std::string(e.what()).find("cfg.yaml:") == 0);
     CHECK(std::string(e.what()).find("observeDemand: true needs a host that hands every pod to the profile once") !=
           std::string::npos);
   }
-  CHECK_NOTHROW((void)from_yaml(refill + "  pluginConfig:\n  - name: FillAwareRefill\n    args: {observeDemand: true}\n",
-                                {heavy, 0, true}));
+  CHECK_NOTHROW((void)from_yaml(asks, {heavy, 0, true}));
 }
 
 TEST_CASE("batch.configured: the devices chosen are the profile's selector's") {

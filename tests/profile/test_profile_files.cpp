@@ -59,7 +59,8 @@ TEST_CASE("profile files: every policy's file replays exactly as the built-in po
       o.ties = sim::policy_ties(info.kind);
       const sim::paper_result built_in =
           sim::with_policy(info.kind, t.typical, seed, [&](auto prof) { return sim::run_paper(t, prof, o, "a"); });
-      auto fp = load_profile_file<sim::replay_cluster>(profile_path(info.profile_file), plugin_context{t.typical, seed});
+      // counts_pods: the replay's context (gpusched-sim's), where FillAwareRefill counts as the policy does.
+      auto fp = load_profile_file<sim::replay_cluster>(profile_path(info.profile_file), plugin_context{t.typical, seed, true});
       CHECK(fp.name == info.name);
       CHECK(fp.profile.preferred_ties().value_or(tie_break_rule::first_node) == o.ties);
       const sim::paper_result from_file = sim::run_paper(t, std::move(fp.profile), o, "b");

@@ -24,22 +24,23 @@
 // 0017-quality-method.md, "Amendment 7"): a host's typical pods are a sample of its history, and a
 // stale one when the mix moves; with the wrong side of d >= c the policy takes the CPU term that loses
 // (docs/quality.md, "A workload that is wrong"). With the option, PreScore also counts the pods it
-// sees, each once (by name; a waiting pod is asked about again), and their own d decides as soon as
+// sees, each once (by name: a waiting pod is asked about again), and their own d decides as soon as
 // it is two standard errors from c (the ratio estimator's, by the delta method: Var(cpu_i - d gpu_i) /
 // (n mean(gpu)^2)), after at least 30 pods (the usual minimum for the normal approximation); until
 // then, and whenever the pods seen do not settle the side, the configured workload's d decides.
 // Pods that fit no node are not scored and so not counted (a scheduler runs PreScore only with a
 // feasible node): the count is the workload's while the cluster has room, which is when it settles.
-// The count assumes every pod reaches PreScore once, in arrival order, from one thread (the
-// simulator: plugin_context::counts_pods; a profile loaded elsewhere has it off, and an explicit
-// observeDemand: true is refused). The batch engine reads the count and adds nothing to it.
+// The count assumes every pod reaches PreScore once, in arrival order, from one thread (gpusched-sim's
+// trace replay: its policy, and plugin_context::counts_pods for its profile files; a profile loaded
+// elsewhere has it off and refuses observeDemand: true). The batch engine reads it, adds nothing.
 //
 // The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation), so a cluster
 // that changes between pods is followed; on a CapacityVersioned cluster (a bound_cluster observed by
 // node_versions, as the simulator's) only when its capacity stamp has moved since the last count
 // (schedule/node_versions.hpp), or the cluster is another. The device choice reuses PreScore's
-// decision for the pod it was made for and recounts otherwise. The count of c and the pods counted
-// are behind a mutex (one lock per PreScore). The decision of the last PreScore is shared by the
+// decision for the pod it was made for and recounts otherwise. With observe_demand the count of c and
+// the pods counted are behind a mutex (one lock per PreScore); without it the decision is cached
+// lock-free under the capacity stamp. The decision of the last PreScore is shared by the
 // copies of one scorer (the score plugin and the device selector of a profile); pods scored
 // concurrently against clusters of different CPU per GPU would race on it, which no gpusched engine
 // does (one cluster per profile). Memory: 128 KiB of pod-name hashes with observe_demand, else none.
@@ -304,13 +305,12 @@ class fill_aware_refill_scorer : public fill_aware_binding_scorer {
   fill_aware_refill_scorer(const typical_workload& w, fill_aware_options o) : fill_aware_binding_scorer(w, o) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareRefill"; }
-  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod, and observe_demand
-  // on (ADR 0017, "Amendment 7"): a host that constructs it directly and scores from several threads,
-  // or sees only some of the pods, turns observe_demand off.
+  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod; observe_demand off
+  // (a host that hands it every pod once, in order, on one thread may turn it on, as the simulator's
+  // policy does: ADR 0017, "Amendment 7").
   [[nodiscard]] static fill_aware_options defaults() noexcept {
     fill_aware_options o;
     o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
-    o.observe_demand = true;
     return o;
   }
 };

@@ -38,18 +38,18 @@ template <class Context>
 fill_aware_decoded fill_aware_args(const plugin_args& a, const Context& ctx, std::string_view plugin,
                                    std::string_view competition_key, double fill_aware_options::*competition,
                                    fill_aware_options o = {}, bool binding = false) {
-  if (binding) {
+  if (!binding) {
+    a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "selectDevices"});
+  } else {
     a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "observeDemand", "selectDevices"});
     // The default (o.observe_demand: FillAwareRefill's) applies only where the host counts pods.
     o.observe_demand = flag(a, "observeDemand", o.observe_demand && ctx.counts_pods);
     if (o.observe_demand && !ctx.counts_pods) {
       a.fail(a.node()["observeDemand"],
              "observeDemand: true needs a host that hands every pod to the profile once, in arrival order, on one "
-             "thread (the simulator); this one does not (an extender sees only the pods kube-scheduler sends it, in "
-             "parallel requests)");
+             "thread (gpusched-sim's trace replay); this one does not (an extender sees only the pods kube-scheduler "
+             "sends it, in parallel requests)");
     }
-  } else {
-    a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "selectDevices"});
   }
   auto w = workload(a, ctx, plugin);
   if (a.has(competition_key)) o.*competition = a.number(a.node()[std::string(competition_key)], competition_key, 0, 1e6);

@@ -32,8 +32,10 @@ struct fill_aware_refill_plugin {
   using score_types = plugin_types<fill_aware_refill_scorer>;
   template <Cluster C>
   static void add_score(dynamic_profile<C>& p, std::int64_t weight, const plugin_args& a, const plugin_context& ctx) {
+    fill_aware_options o = fill_aware_refill_scorer::defaults();
+    o.observe_demand = true;  // the default where the host counts pods (plugin_context::counts_pods)
     const auto d = plugin_decode::fill_aware_args(a, ctx, name, "fillPerSharingPod", &fill_aware_options::fill_per_sharing_pod,
-                                                  fill_aware_refill_scorer::defaults(), true);
+                                                  o, true);
     const fill_aware_refill_scorer fill(*d.workload, d.options);
     if (plugin_decode::flag(a, "selectDevices", true)) p.set_gpu_selector(fill);
     p.add_score(fill, weight);

@@ -115,7 +115,11 @@ decltype(auto) with_policy(policy_kind k, const std::shared_ptr<const typical_wo
     case policy_kind::best_fit:
       return f(make_profile(filter, scores(weighted{fgd_paper::best_fit{}, 1}), best_fit_gpus{}));
     case policy_kind::gpusched: {
-      const fill_aware_refill_scorer fill(*typical);
+      // The replay hands every pod to the profile once, in order, on one thread: the count is on
+      // (observe_demand; docs/adr/0017-quality-method.md, "Amendment 7").
+      fill_aware_options o = fill_aware_refill_scorer::defaults();
+      o.observe_demand = true;
+      const fill_aware_refill_scorer fill(*typical, o);
       return f(make_profile(filter, scores(weighted{fill, 1}), fill));
     }
     case policy_kind::gpusched_fillaware: {
