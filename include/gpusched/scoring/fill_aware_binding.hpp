@@ -37,7 +37,7 @@
 // The cluster side is recounted in PreScore (once per pod: O(nodes), no allocation), so a cluster
 // that changes between pods is followed; on a CapacityVersioned cluster (a bound_cluster observed by
 // node_versions, as the simulator's) only when its capacity stamp has moved since the last count
-// (schedule/node_versions.hpp), or the cluster is another. The device choice reuses PreScore's
+// (schedule/node_versions.hpp; stamps are process-wide). The device choice reuses PreScore's
 // decision for the pod it was made for and recounts otherwise. With observe_demand the count of c and
 // the pods counted are behind a mutex (one lock per PreScore); without it the decision is cached
 // lock-free under the capacity stamp. The decision of the last PreScore is shared by the
@@ -238,19 +238,16 @@ class fill_aware_binding_scorer {
   }
 
   // With observe_demand, under the mutex: c (counted again only when a CapacityVersioned cluster's
-  // capacity stamp moves, or for another cluster), then the pods counted if they settle the side,
-  // else the configured d.
+  // capacity stamp moves), then the pods counted if they settle the side, else the configured d.
   template <Cluster C>
   bool decide(const C& c) const {
     double cluster = 0.0;
     if constexpr (CapacityVersioned<C>) {
       const std::uint64_t stamp = adl::call_cluster_capacity_version(c);
       shared_state& s = *state_;
-      if (!s.counted || s.counted_cluster != static_cast<const void*>(&c) || s.counted_stamp != stamp) {
+      if (s.counted_stamp != stamp) {  // stamps are never 0 and never reused (node_versions.hpp)
         s.counted_cpu_per_gpu = cluster_cpu_per_gpu(c);
-        s.counted_cluster = &c;
         s.counted_stamp = stamp;
-        s.counted = true;
       }
       cluster = s.counted_cpu_per_gpu;
     } else {
@@ -285,9 +282,7 @@ class fill_aware_binding_scorer {
     std::atomic<const void*> cluster{nullptr};
     std::atomic<std::uint64_t> decided{0};  // decide_configured's cache; 0 before the first count
     std::mutex mutex;  // observe_demand: guards the fields below
-    bool counted = false;
-    const void* counted_cluster = nullptr;
-    std::uint64_t counted_stamp = 0;
+    std::uint64_t counted_stamp = 0;  // 0: c not counted yet
     double counted_cpu_per_gpu = 0.0;
     demand_count observed;
     std::vector<std::uint64_t> seen;  // name hashes of the pods counted, one per slot
