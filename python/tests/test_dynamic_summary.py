@@ -1,0 +1,181 @@
+"""python/tools/dynamic_summary.py: weeks of a sustained-load replay are the right 6-hour samples, leads pair
+seeds, bad input is refused with the file and the field named (docs/quality.md, "Sustained load").
+
+The expected values are worked out by hand from the series built here."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "python" / "tools"))
+import dynamic_summary as ds  # noqa: E402
+
+DAY = 86400
+N = 61  # 6-hour samples at 0, 6 h, ..., 15 d; k = 1..28 end week 1 (k = 28 is 7 d exactly), 29..56 week 2
+
+
+def series(at0: float, week1: list[float] | float, week2: list[float] | float, after: float = 0.0) -> list[float]:
+    def pick(v: list[float] | float, i: int) -> float:
+        return v[i] if isinstance(v, list) else v
+    return [at0] + [pick(week1, i) for i in range(28)] + [pick(week2, i) for i in range(28)] + [after] * (N - 57)
+
+
+def run(policy: str, seed: int, alloc: list[float], frag: float, pending: float, tw: float) -> dict[str, Any]:
+    return {
+        "policy": policy, "seed": seed, "window_days": 14.0,
+        "time_s": [21600 * k for k in range(N)],
+        "allocation_pct": alloc,
+        # The sample at 0 (the empty cluster, before the first arrival) is far off, so that counting it shows.
+        "frag_amount_pct": [50.0] + [frag] * (N - 1),
+        "pending_pods": [1000.0] + [pending] * (N - 1),
+        "time_weighted_allocation_pct": tw, "window_allocation_pct": [0.0, tw],
+        "time_weighted_frag_amount_pct": frag, "window_frag_amount_pct": [0.0, frag],
+        "time_weighted_pending_pods": pending, "window_pending_pods": [0, pending], "window_time_s": [0, 14 * DAY],
+        "max_pending_pods": pending, "waited_pods": 1, "withdrawn_pods": 0, "delay_mean_s": 0.0,
+        "delay_p95_s": 0.0, "delay_max_s": 0.0, "preemptions": 0, "preempted_pods": 0,
+    }
+
+
+def fixture() -> dict[str, Any]:
+    # FGD, seed 42: week 1 is 90 but the sample at 7 d (the state just before 7 d: week 1's) is 62,
+    # so week 1 = (27 x 90 + 62) / 28 = 89; week 2 = 95. Seed 43: 90 and 95.
+    fgd42 = series(0.0, [90.0] * 27 + [62.0], 95.0)
+    fgd43 = series(0.0, 90.0, 95.0)
+    # gpusched, seed 42: 91, then 94 and 98 alternating (96); seed 43: 91, then 94.
+    g42 = series(0.0, 91.0, [94.0, 98.0] * 14)
+    g43 = series(0.0, 91.0, 94.0)
+    return {"tool": "gpusched-sim", "mode": "dynamic", "runs": [
+        run("FGD", 42, fgd42, 3.0, 10.0, 96.0), run("FGD", 43, fgd43, 3.0, 10.0, 94.0),
+        run("gpusched", 42, g42, 2.0, 4.0, 97.0), run("gpusched", 43, g43, 2.0, 4.0, 97.5)]}
+
+
+def write(tmp_path: Path, d: Any, name: str = "out.json") -> Path:
+    p = tmp_path / name
+    p.write_text(d if isinstance(d, str) else json.dumps(d))
+    return p
+
+
+def rows(text: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines() if line.startswith("| ")]
+
+
+def test_weeks_are_the_samples_that_end_in_them_and_leads_pair_seeds(tmp_path: Path, capsys) -> None:
+    assert ds.main(["--by-week", str(write(tmp_path, fixture()))]) == 0
+    table = rows(capsys.readouterr().out)
+    assert table[0] == ["week", "FGD alloc %", "gpusched alloc %", "gpusched − FGD (points)", "FGD frag %",
+                        "gpusched frag %", "FGD pending", "gpusched pending"]
+    # Week 1: FGD (89 + 90) / 2, gpusched 91; leads +2 and +1. Frag and pending leave out the sample at 0.
+    assert table[1] == ["1", "89.50", "91.00", "+1.50 (+1.00 to +2.00)", "3.00", "2.00", "10.0", "4.0"]
+    # Week 2: FGD 95, gpusched (96 + 94) / 2; leads +1 and -1. The samples after 14 d (0 %) are not a week.
+    assert table[2] == ["2", "95.00", "95.00", "+0.00 (-1.00 to +1.00)", "3.00", "2.00", "10.0", "4.0"]
+    assert len(table) == 3
+
+
+def test_a_span_of_weeks_per_seed(tmp_path: Path, capsys) -> None:
+    assert ds.main(["--by-week", "--weeks", "1-2", str(write(tmp_path, fixture()))]) == 0
+    span = rows(capsys.readouterr().out.split("Weeks 1-2")[1])
+    assert span[0] == ["seed", "FGD alloc %", "gpusched alloc %", "gpusched − FGD (points)", "FGD frag %",
+                       "gpusched frag %"]
+    # Seed 42: FGD (89 + 95) / 2 = 92, gpusched (91 + 96) / 2 = 93.5; seed 43: 92.5 and 92.5.
+    assert span[1] == ["42", "92.00", "93.50", "+1.50", "3.00", "2.00"]
+    assert span[2] == ["43", "92.50", "92.50", "+0.00", "3.00", "2.00"]
+    assert span[3] == ["mean", "92.25", "93.00", "+0.75", "3.00", "2.00"]
+
+
+def test_reference_policy(tmp_path: Path, capsys) -> None:
+    assert ds.main(["--by-week", "--reference", "gpusched", str(write(tmp_path, fixture()))]) == 0
+    table = rows(capsys.readouterr().out)
+    assert table[0][3] == "FGD − gpusched (points)"
+    assert table[1][3] == "-1.50 (-2.00 to -1.00)"
+
+
+def test_overall_table_means_over_seeds(tmp_path: Path, capsys) -> None:
+    assert ds.main([str(write(tmp_path, fixture()))]) == 0
+    table = rows(capsys.readouterr().out)
+    assert table[0][:3] == ["policy", "tw alloc %", "alloc % at end"]
+    assert table[1][:3] == ["FGD", "95.00", "95.00"]       # (96 + 94) / 2
+    assert table[2][:3] == ["gpusched", "97.25", "97.25"]  # (97 + 97.5) / 2
+
+
+def changed(**kw: Any) -> dict[str, Any]:
+    d = fixture()
+    for r in d["runs"]:
+        r.update(kw)
+    return d
+
+
+@pytest.mark.parametrize("doc,args,message", [
+    ({"mode": "paper", "runs": [{}]}, ["--by-week"], "mode is 'paper'; this summarises gpusched-sim --mode dynamic"),
+    ({"mode": "dynamic"}, [], "no 'runs' list"),
+    ({"mode": "dynamic", "runs": []}, [], "'runs' is empty"),
+    ({"mode": "dynamic", "runs": [{"policy": "FGD"}]}, [], "runs[0] has no 'seed'"),
+    (changed(window_days=6.5), ["--by-week"], "shorter than a week"),
+    (changed(window_days="x"), ["--by-week"], "window_days 'x' is not a time"),
+    (fixture(), ["--by-week", "--weeks", "2-3"], "--weeks: '2-3' is not within weeks 1-2"),
+    (fixture(), ["--by-week", "--weeks", "five"], "--weeks: 'five' is not FIRST-LAST"),
+    (fixture(), ["--by-week", "--reference", "BestFit"], "--reference: 'BestFit' is not a policy"),
+    ({"mode": "dynamic", "runs": fixture()["runs"][:3]}, ["--by-week"], "gpusched has seeds [42], FGD has [42, 43]"),
+    (changed(pending_pods=[0.0]), ["--by-week"], "the run of FGD, seed 42: its series differ in length"),
+    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, ["--by-week"], "the run of FGD, seed 42, has no 'window_days'"),
+    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, [], "a run lacks"),
+])
+def test_bad_input_names_the_file_and_field(tmp_path: Path, capsys, doc: Any, args: list[str], message: str) -> None:
+    p = write(tmp_path, doc)
+    assert ds.main([*args, str(p)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("dynamic_summary: ")
+    assert message in err
+    if not message.startswith("--"):
+        assert str(p) in err
+
+
+def test_not_json_gives_the_line(tmp_path: Path, capsys) -> None:
+    p = write(tmp_path, '{"mode": "dynamic",\n "runs": [,]}')
+    assert ds.main([str(p)]) == 2
+    assert f"dynamic_summary: {p}:2: not JSON" in capsys.readouterr().err
+
+
+def test_missing_file_and_options_without_by_week(tmp_path: Path, capsys) -> None:
+    assert ds.main([str(tmp_path / "none.json")]) == 2
+    assert "none.json: cannot read" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as e:
+        ds.main(["--weeks", "1-2", str(write(tmp_path, fixture()))])
+    assert e.value.code == 2
+    assert "--weeks and --reference need --by-week" in capsys.readouterr().err
+
+
+def split(tmp_path: Path, second_inputs: str = "bbb") -> tuple[Path, Path]:
+    d = fixture()
+    one = {"mode": "dynamic", "inputs": [{"role": "pods", "sha256": "aaa"}, {"role": "nodes", "sha256": "bbb"}],
+           "preemption": True, "runs": d["runs"][:2]}
+    two = {"mode": "dynamic", "inputs": [{"role": "nodes", "sha256": second_inputs}, {"role": "pods", "sha256": "aaa"}],
+           "preemption": True, "runs": d["runs"][2:]}
+    return write(tmp_path, one, "fgd.json"), write(tmp_path, two, "gpusched.json")
+
+
+def test_replays_of_the_same_inputs_are_summarised_together(tmp_path: Path, capsys) -> None:
+    assert ds.main(["--by-week", *map(str, split(tmp_path))]) == 0
+    table = rows(capsys.readouterr().out)
+    assert table[1] == ["1", "89.50", "91.00", "+1.50 (+1.00 to +2.00)", "3.00", "2.00", "10.0", "4.0"]
+
+
+def test_replays_of_other_inputs_or_the_same_run_twice_are_refused(tmp_path: Path, capsys) -> None:
+    one, two = split(tmp_path, second_inputs="ccc")
+    assert ds.main(["--by-week", str(one), str(two)]) == 2
+    assert f"{two}: its inputs (node and pod files, by sha256) are not those of {one}" in capsys.readouterr().err
+    one, _ = split(tmp_path)
+    assert ds.main([str(one), str(one)]) == 2
+    assert f"{one}: FGD, seed 42, is also in {one}" in capsys.readouterr().err
+    d = json.loads(one.read_text())
+    d["preemption"] = False
+    other = write(tmp_path, d, "nopre.json")
+    d["runs"] = [{**r, "policy": "BestFit"} for r in d["runs"]]
+    other.write_text(json.dumps(d))
+    assert ds.main([str(one), str(other)]) == 2
+    assert f"{other}: preemption is False, {one} has True" in capsys.readouterr().err
