@@ -116,14 +116,26 @@ def changed(**kw: Any) -> dict[str, Any]:
     ({"mode": "dynamic", "runs": []}, [], "'runs' is empty"),
     ({"mode": "dynamic", "runs": [{"policy": "FGD"}]}, [], "runs[0] has no 'seed'"),
     (changed(window_days=6.5), ["--by-week"], "shorter than a week"),
-    (changed(window_days="x"), ["--by-week"], "window_days 'x' is not a time"),
+    (changed(window_days="x"), ["--by-week"], "the run of FGD, seed 42: 'window_days' is 'x', not a number"),
+    (changed(window_days=True), ["--by-week"], "'window_days' is True, not a number"),
+    (changed(window_days=-1.0), ["--by-week"], "'window_days' is -1.0, not a time"),
+    (changed(time_s=["0"] * N), ["--by-week"], "the run of FGD, seed 42: time_s[0] is '0', not a number"),
+    (changed(allocation_pct=5), ["--by-week"], "'allocation_pct' is not a list of numbers"),
+    (changed(allocation_pct=[None] * N), ["--by-week"], "allocation_pct[0] is None, not a number"),
+    (changed(time_weighted_allocation_pct=None), [], "'time_weighted_allocation_pct' is None, not a number"),
+    (changed(window_pending_pods=[]), [], "'window_pending_pods' is not a list of numbers"),
+    (changed(seed="42"), [], "runs[0].seed is '42', not an integer"),
+    (changed(policy=["FGD"]), [], "runs[0].policy is ['FGD'], not a name"),
+    ({"mode": "dynamic", "runs": [5]}, [], "runs[0] is not an object"),
+    ({"mode": "dynamic", "runs": fixture()["runs"][:1] * 2}, [], "runs[1]: FGD, seed 42, is in the file twice"),
+    (fixture(), ["--by-week", "--weeks", "2-1"], "--weeks: '2-1' ends before it starts"),
     (fixture(), ["--by-week", "--weeks", "2-3"], "--weeks: '2-3' is not within weeks 1-2"),
     (fixture(), ["--by-week", "--weeks", "five"], "--weeks: 'five' is not FIRST-LAST"),
     (fixture(), ["--by-week", "--reference", "BestFit"], "--reference: 'BestFit' is not a policy"),
     ({"mode": "dynamic", "runs": fixture()["runs"][:3]}, ["--by-week"], "gpusched has seeds [42], FGD has [42, 43]"),
     (changed(pending_pods=[0.0]), ["--by-week"], "the run of FGD, seed 42: its series differ in length"),
     ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, ["--by-week"], "the run of FGD, seed 42, has no 'window_days'"),
-    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, [], "a run lacks"),
+    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, [], "the run of FGD, seed 42, has no 'time_weighted_allocation_pct'"),
 ])
 def test_bad_input_names_the_file_and_field(tmp_path: Path, capsys, doc: Any, args: list[str], message: str) -> None:
     p = write(tmp_path, doc)
@@ -179,3 +191,50 @@ def test_replays_of_other_inputs_or_the_same_run_twice_are_refused(tmp_path: Pat
     other.write_text(json.dumps(d))
     assert ds.main([str(one), str(other)]) == 2
     assert f"{other}: preemption is False, {one} has True" in capsys.readouterr().err
+
+
+def test_leads_pair_each_seed_with_the_same_seed(tmp_path: Path, capsys) -> None:
+    d = fixture()
+    d["runs"][1]["allocation_pct"] = series(0.0, 90.0, 99.0)  # FGD, seed 43: week 2 is 99
+    assert ds.main(["--by-week", str(write(tmp_path, d))]) == 0
+    # Week 2: seed 42 96 - 95 = +1, seed 43 94 - 99 = -5 (crossed seeds would give -3 and -1).
+    assert rows(capsys.readouterr().out)[2][3] == "-2.00 (-5.00 to +1.00)"
+
+
+@pytest.mark.parametrize("days,weeks", [(14.0, 2), (13.75, 2), (13.74, 1), (7.0, 1)])
+def test_a_week_counts_when_it_ends_within_a_sample_interval_of_the_window(tmp_path: Path, capsys, days: float,
+                                                                           weeks: int) -> None:
+    # 14 d - 6 h = 13.75 d: the last week still ends within one 6-hour sample interval of the last arrival.
+    assert ds.main(["--by-week", str(write(tmp_path, changed(window_days=days)))]) == 0
+    assert [r[0] for r in rows(capsys.readouterr().out)[1:]] == [str(k + 1) for k in range(weeks)]
+
+
+def test_weeks_count_from_the_first_sample(tmp_path: Path, capsys) -> None:
+    # gpusched-sim samples from the first arrival, where the window starts: a trace whose first pod
+    # arrives at 1 h gives the same weeks as one that starts at 0.
+    assert ds.main(["--by-week", str(write(tmp_path, fixture(), "a.json"))]) == 0
+    at0 = capsys.readouterr().out
+    d = fixture()
+    for r in d["runs"]:
+        r["time_s"] = [t + 3600 for t in r["time_s"]]
+    assert ds.main(["--by-week", str(write(tmp_path, d, "b.json"))]) == 0
+    assert capsys.readouterr().out == at0
+
+
+def test_an_error_in_the_second_file_names_it(tmp_path: Path, capsys) -> None:
+    one, two = split(tmp_path)
+    d = json.loads(two.read_text())
+    del d["runs"][0]["window_days"]
+    two.write_text(json.dumps(d))
+    assert ds.main(["--by-week", str(one), str(two)]) == 2
+    assert f"{two}: the run of gpusched, seed 42, has no 'window_days'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("inputs", [None, 3, [], [{"role": "pods"}]])
+def test_files_that_do_not_name_their_inputs_are_not_merged(tmp_path: Path, capsys, inputs: Any) -> None:
+    one, two = split(tmp_path)
+    d = json.loads(two.read_text())
+    d["inputs"] = inputs
+    two.write_text(json.dumps(d))
+    assert ds.main([str(one), str(two)]) == 2
+    assert f"{two}: no 'inputs' with a sha256 each" in capsys.readouterr().err

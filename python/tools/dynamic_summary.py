@@ -18,32 +18,35 @@ import json
 import math
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 Run = dict[str, Any]
 
 WEEK_S = 7 * 86400
 SAMPLE_S = 6 * 3600  # gpusched-sim's sample interval after time 0 (sim/dynamic.hpp)
 
-COLUMNS: list[tuple[str, Callable[[Run], float], int]] = [
-    ("tw alloc %", lambda r: r["time_weighted_allocation_pct"], 2),
-    ("alloc % at end", lambda r: r["window_allocation_pct"][-1], 2),
-    ("tw frag %", lambda r: r["time_weighted_frag_amount_pct"], 2),
-    ("frag % at end", lambda r: r["window_frag_amount_pct"][-1], 2),
-    ("tw pending", lambda r: r["time_weighted_pending_pods"], 1),
-    ("pending at end", lambda r: r["window_pending_pods"][-1], 1),
-    ("max pending", lambda r: r["max_pending_pods"], 1),
-    ("waited", lambda r: r["waited_pods"], 1),
-    ("withdrawn", lambda r: r["withdrawn_pods"], 1),
-    ("delay mean s", lambda r: r["delay_mean_s"], 2),
-    ("delay p95 s", lambda r: r["delay_p95_s"], 1),
-    ("delay max s", lambda r: r["delay_max_s"], 1),
-    ("preemptions", lambda r: r["preemptions"], 1),
-    ("victims", lambda r: r["preempted_pods"], 1),
+# The overall table: label, key, the value (None: the key is a number; -1: the last of a list), decimals.
+COLUMNS: list[tuple[str, str, int | None, int]] = [
+    ("tw alloc %", "time_weighted_allocation_pct", None, 2),
+    ("alloc % at end", "window_allocation_pct", -1, 2),
+    ("tw frag %", "time_weighted_frag_amount_pct", None, 2),
+    ("frag % at end", "window_frag_amount_pct", -1, 2),
+    ("tw pending", "time_weighted_pending_pods", None, 1),
+    ("pending at end", "window_pending_pods", -1, 1),
+    ("max pending", "max_pending_pods", None, 1),
+    ("waited", "waited_pods", None, 1),
+    ("withdrawn", "withdrawn_pods", None, 1),
+    ("delay mean s", "delay_mean_s", None, 2),
+    ("delay p95 s", "delay_p95_s", None, 1),
+    ("delay max s", "delay_max_s", None, 1),
+    ("preemptions", "preemptions", None, 1),
+    ("victims", "preempted_pods", None, 1),
 ]
 
 # The 6-hour series --by-week reads: what, key, decimals.
 SERIES = [("alloc %", "allocation_pct", 2), ("frag %", "frag_amount_pct", 2), ("pending", "pending_pods", 1)]
+
+FILE = "_file"  # the key under which each loaded run keeps the file it came from
 
 
 class SummaryError(Exception):
@@ -52,6 +55,10 @@ class SummaryError(Exception):
 
 def mean(xs: list[float]) -> float:
     return sum(xs) / len(xs)
+
+
+def is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -70,24 +77,43 @@ def load(path: Path) -> dict[str, Any]:
         raise SummaryError(f"{path}: mode is {d.get('mode')!r}; this summarises gpusched-sim --mode dynamic")
     if not d["runs"]:
         raise SummaryError(f"{path}: 'runs' is empty")
+    seen: set[tuple[str, int]] = set()
     for k, r in enumerate(d["runs"]):
-        for key in ("policy", "seed"):
-            if key not in r:
-                raise SummaryError(f"{path}: runs[{k}] has no '{key}'")
+        if not isinstance(r, dict):
+            raise SummaryError(f"{path}: runs[{k}] is not an object")
+        if "policy" not in r or "seed" not in r:
+            raise SummaryError(f"{path}: runs[{k}] has no '{'policy' if 'policy' not in r else 'seed'}'")
+        if not isinstance(r["policy"], str) or not r["policy"]:
+            raise SummaryError(f"{path}: runs[{k}].policy is {r['policy']!r}, not a name")
+        if not isinstance(r["seed"], int) or isinstance(r["seed"], bool):
+            raise SummaryError(f"{path}: runs[{k}].seed is {r['seed']!r}, not an integer")
+        if (r["policy"], r["seed"]) in seen:
+            raise SummaryError(f"{path}: runs[{k}]: {r['policy']}, seed {r['seed']}, is in the file twice")
+        seen.add((r["policy"], r["seed"]))
+        r[FILE] = path
     return d
 
 
-def inputs_of(d: dict[str, Any]) -> list[tuple[str, str]]:
-    return sorted((i.get("role", ""), i.get("sha256", "")) for i in d.get("inputs", []) if isinstance(i, dict))
+def inputs_of(path: Path, d: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (role, sha256) of a file's inputs; a file that does not name them cannot be merged."""
+    inputs = d.get("inputs")
+    if (not isinstance(inputs, list) or not inputs
+            or not all(isinstance(i, dict) and isinstance(i.get("sha256"), str) and i["sha256"] for i in inputs)):
+        raise SummaryError(f"{path}: no 'inputs' with a sha256 each; several files are summarised together only "
+                           "when they name the same node and pod files")
+    return sorted((str(i.get("role", "")), i["sha256"]) for i in inputs)
 
 
-def merge(paths: list[Path]) -> tuple[Path, dict[str, Any]]:
+def merge(paths: list[Path]) -> dict[str, Any]:
     """One file's runs, or the runs of several replays of the same inputs (other policies, other seeds)."""
     first = load(paths[0])
+    if len(paths) == 1:
+        return first
+    ins = inputs_of(paths[0], first)
     seen = {(r["policy"], r["seed"]): paths[0] for r in first["runs"]}
     for p in paths[1:]:
         d = load(p)
-        if inputs_of(d) != inputs_of(first):
+        if inputs_of(p, d) != ins:
             raise SummaryError(f"{p}: its inputs (node and pod files, by sha256) are not those of {paths[0]}")
         for key in ("time_scale", "preemption", "priority_by_qos"):
             if d.get(key) != first.get(key):
@@ -98,7 +124,7 @@ def merge(paths: list[Path]) -> tuple[Path, dict[str, Any]]:
                 raise SummaryError(f"{p}: {r['policy']}, seed {r['seed']}, is also in {seen[k]}")
             seen[k] = p
             first["runs"].append(r)
-    return paths[0], first
+    return first
 
 
 def policies(d: dict[str, Any]) -> dict[str, dict[int, Run]]:
@@ -109,42 +135,62 @@ def policies(d: dict[str, Any]) -> dict[str, dict[int, Run]]:
     return out
 
 
-def field(path: Path, r: Run, key: str) -> Any:
+def where(r: Run) -> str:
+    return f"{r[FILE]}: the run of {r['policy']}, seed {r['seed']}"
+
+
+def number(r: Run, key: str) -> float:
     if key not in r:
-        raise SummaryError(f"{path}: the run of {r['policy']}, seed {r['seed']}, has no '{key}'")
+        raise SummaryError(f"{where(r)}, has no '{key}'")
+    if not is_number(r[key]):
+        raise SummaryError(f"{where(r)}: '{key}' is {r[key]!r}, not a number")
     return r[key]
 
 
-def full_weeks(path: Path, r: Run) -> int:
+def numbers(r: Run, key: str) -> list[float]:
+    if key not in r:
+        raise SummaryError(f"{where(r)}, has no '{key}'")
+    v = r[key]
+    if not isinstance(v, list) or not v:
+        raise SummaryError(f"{where(r)}: '{key}' is not a list of numbers")
+    for i, x in enumerate(v):
+        if not is_number(x):
+            raise SummaryError(f"{where(r)}: {key}[{i}] is {x!r}, not a number")
+    return v
+
+
+def full_weeks(r: Run) -> int:
     """Weeks that end within one sample interval of the arrival window's end (its last arrival)."""
-    days = field(path, r, "window_days")
-    if not isinstance(days, (int, float)) or not math.isfinite(days) or days < 0:
-        raise SummaryError(f"{path}: the run of {r['policy']}, seed {r['seed']}: window_days {days!r} is not a time")
+    days = number(r, "window_days")
+    if days < 0:
+        raise SummaryError(f"{where(r)}: 'window_days' is {days!r}, not a time")
     return int((days * 86400 + SAMPLE_S) // WEEK_S)
 
 
-def weekly(path: Path, r: Run, weeks: int) -> list[tuple[float, ...]]:
+def weekly(r: Run, weeks: int) -> list[tuple[float, ...]]:
     """Per week 1..weeks: the mean of each SERIES over the 6-hour samples with (week-1)*7 d < t <= week*7 d.
 
-    A sample at t is the state held just before t, before the events of t (sim/driver.hpp): the one at 0
-    is the cluster before its first arrival, and the one at 7 d ends week 1."""
-    t = field(path, r, "time_s")
-    series = [field(path, r, key) for _, key, _ in SERIES]
+    t counts from the first sample, which gpusched-sim takes at the first arrival, where the window starts.
+    A sample at t is the state held just before t, before the events of t (sim/driver.hpp): the first
+    is the cluster before the first arrival, and the one at 7 d ends week 1."""
+    t = numbers(r, "time_s")
+    series = [numbers(r, key) for _, key, _ in SERIES]
     if any(len(s) != len(t) for s in series):
-        raise SummaryError(f"{path}: the run of {r['policy']}, seed {r['seed']}: its series differ in length")
+        raise SummaryError(f"{where(r)}: its series differ in length")
     sums = [[0.0] * len(SERIES) for _ in range(weeks)]
     counts = [0] * weeks
     for i, ti in enumerate(t):
-        if ti <= 0:
+        rel = ti - t[0]
+        if rel <= 0:
             continue
-        w = math.ceil(ti / WEEK_S) - 1
+        w = math.ceil(rel / WEEK_S) - 1
         if w < weeks:
             counts[w] += 1
             for j, s in enumerate(series):
                 sums[w][j] += s[i]
     for w, c in enumerate(counts):
         if c == 0:
-            raise SummaryError(f"{path}: the run of {r['policy']}, seed {r['seed']}: no sample in week {w + 1}")
+            raise SummaryError(f"{where(r)}: no sample in week {w + 1}")
     return [tuple(x / c for x in s) for s, c in zip(sums, counts)]
 
 
@@ -157,25 +203,28 @@ def parse_span(text: str, weeks: int) -> tuple[int, int]:
         first, last = (int(x) for x in text.split("-", 1)) if "-" in text else (int(text), int(text))
     except ValueError:
         raise SummaryError(f"--weeks: {text!r} is not FIRST-LAST (e.g. 5-12)") from None
+    if first > last:
+        raise SummaryError(f"--weeks: {text!r} ends before it starts")
     if not 1 <= first <= last <= weeks:
         raise SummaryError(f"--weeks: {text!r} is not within weeks 1-{weeks} of the arrival window")
     return first, last
 
 
-def by_week(path: Path, d: dict[str, Any], reference: str | None, span: str | None) -> list[str]:
+def by_week(paths: list[Path], d: dict[str, Any], reference: str | None, span: str | None) -> list[str]:
+    named = " ".join(map(str, paths))
     runs = policies(d)
     ref = reference if reference is not None else ("FGD" if "FGD" in runs else next(iter(runs)))
     if ref not in runs:
-        raise SummaryError(f"--reference: {ref!r} is not a policy of {path} ({', '.join(runs)})")
+        raise SummaryError(f"--reference: {ref!r} is not a policy of {named} ({', '.join(runs)})")
     seeds = sorted(runs[ref])
     for p, by_seed in runs.items():
         if sorted(by_seed) != seeds:
-            raise SummaryError(f"{path}: {p} has seeds {sorted(by_seed)}, {ref} has {seeds}; leads pair seeds")
-    weeks = min(full_weeks(path, r) for by_seed in runs.values() for r in by_seed.values())
+            raise SummaryError(f"{named}: {p} has seeds {sorted(by_seed)}, {ref} has {seeds}; leads pair seeds")
+    weeks = min(full_weeks(r) for by_seed in runs.values() for r in by_seed.values())
     if weeks < 1:
-        raise SummaryError(f"{path}: the arrival window is shorter than a week; --by-week needs at least one")
+        raise SummaryError(f"{named}: the arrival window is shorter than a week; --by-week needs at least one")
     first, last = parse_span(span, weeks) if span is not None else (1, weeks)
-    w = {(p, s): weekly(path, r, weeks) for p, by_seed in runs.items() for s, r in by_seed.items()}
+    w = {(p, s): weekly(r, weeks) for p, by_seed in runs.items() for s, r in by_seed.items()}
     others = [p for p in runs if p != ref]
     names = list(runs)
 
@@ -211,29 +260,31 @@ def by_week(path: Path, d: dict[str, Any], reference: str | None, span: str | No
     return out
 
 
-def overall(path: Path, d: dict[str, Any]) -> list[str]:
+def overall(d: dict[str, Any]) -> list[str]:
     runs = policies(d)
-    try:
-        out = ["| policy | " + " | ".join(c[0] for c in COLUMNS) + " |", "|---" + "|--:" * len(COLUMNS) + "|"]
-        for p, by_seed in runs.items():
-            cells = [f"{mean([get(r) for r in by_seed.values()]):.{k}f}" for _, get, k in COLUMNS]
-            out.append(f"| {p} | " + " | ".join(cells) + " |")
-        first = d["runs"][0]
-        n = len(first["window_pending_pods"])
-        out.append(f"\nwindow points (s): {first['window_time_s']}")
-        for what, key, k in [("alloc %", "window_allocation_pct", 1), ("frag %", "window_frag_amount_pct", 1),
-                             ("pending", "window_pending_pods", 0)]:
-            out.append(f"\n{what} at the {n} points of the arrival window, mean over seeds:")
-            for p, by_seed in runs.items():
-                rs = list(by_seed.values())
-                out.append(f"{p:14s} " + " ".join(f"{mean([r[key][i] for r in rs]):.{k}f}" for i in range(n)))
-        out.append("\npending pods at the first four 6-hour samples, mean over seeds:")
+
+    def value(r: Run, key: str, last: int | None) -> float:
+        return number(r, key) if last is None else numbers(r, key)[last]
+
+    out = ["| policy | " + " | ".join(c[0] for c in COLUMNS) + " |", "|---" + "|--:" * len(COLUMNS) + "|"]
+    for p, by_seed in runs.items():
+        cells = [f"{mean([value(r, key, last) for r in by_seed.values()]):.{k}f}" for _, key, last, k in COLUMNS]
+        out.append(f"| {p} | " + " | ".join(cells) + " |")
+    everyone = [r for by_seed in runs.values() for r in by_seed.values()]
+    keys = ["window_time_s", "window_allocation_pct", "window_frag_amount_pct", "window_pending_pods"]
+    n = min(len(numbers(r, key)) for r in everyone for key in keys)
+    out.append(f"\nwindow points (s): {numbers(everyone[0], 'window_time_s')[:n]}")
+    for what, key, k in [("alloc %", "window_allocation_pct", 1), ("frag %", "window_frag_amount_pct", 1),
+                         ("pending", "window_pending_pods", 0)]:
+        out.append(f"\n{what} at the {n} points of the arrival window, mean over seeds:")
         for p, by_seed in runs.items():
             rs = list(by_seed.values())
-            m = min(4, *(len(r["pending_pods"]) for r in rs))
-            out.append(f"{p:14s} " + " ".join(f"{mean([r['pending_pods'][i] for r in rs]):.1f}" for i in range(m)))
-    except (KeyError, IndexError) as e:
-        raise SummaryError(f"{path}: a run lacks {e}; expected gpusched-sim --mode dynamic --output-json") from None
+            out.append(f"{p:14s} " + " ".join(f"{mean([r[key][i] for r in rs]):.{k}f}" for i in range(n)))
+    out.append("\npending pods at the first four 6-hour samples, mean over seeds:")
+    for p, by_seed in runs.items():
+        rs = list(by_seed.values())
+        m = min(4, *(len(numbers(r, "pending_pods")) for r in rs))
+        out.append(f"{p:14s} " + " ".join(f"{mean([r['pending_pods'][i] for r in rs]):.1f}" for i in range(m)))
     return out
 
 
@@ -251,8 +302,8 @@ def main(argv: list[str] | None = None) -> int:
     if not a.by_week and (a.weeks is not None or a.reference is not None):
         ap.error("--weeks and --reference need --by-week")
     try:
-        path, d = merge(a.files)
-        lines = by_week(path, d, a.reference, a.weeks) if a.by_week else overall(path, d)
+        d = merge(a.files)
+        lines = by_week(a.files, d, a.reference, a.weeks) if a.by_week else overall(d)
     except SummaryError as e:
         print(f"dynamic_summary: {e}", file=sys.stderr)
         return 2
