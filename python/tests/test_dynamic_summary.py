@@ -134,8 +134,10 @@ def changed(**kw: Any) -> dict[str, Any]:
     (fixture(), ["--by-week", "--reference", "BestFit"], "--reference: 'BestFit' is not a policy"),
     ({"mode": "dynamic", "runs": fixture()["runs"][:3]}, ["--by-week"], "gpusched has seeds [42], FGD has [42, 43]"),
     (changed(pending_pods=[0.0]), ["--by-week"], "the run of FGD, seed 42: its series differ in length"),
-    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, ["--by-week"], "the run of FGD, seed 42, has no 'window_days'"),
-    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, [], "the run of FGD, seed 42, has no 'time_weighted_allocation_pct'"),
+    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, ["--by-week"],
+     "the run of FGD, seed 42, has no 'window_days'"),
+    ({"mode": "dynamic", "runs": [{"policy": "FGD", "seed": 42}]}, [],
+     "the run of FGD, seed 42, has no 'time_weighted_allocation_pct'"),
 ])
 def test_bad_input_names_the_file_and_field(tmp_path: Path, capsys, doc: Any, args: list[str], message: str) -> None:
     p = write(tmp_path, doc)

@@ -194,6 +194,15 @@ def weekly(r: Run, weeks: int) -> list[tuple[float, ...]]:
     return [tuple(x / c for x in s) for s, c in zip(sums, counts)]
 
 
+def row(cells: list[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def header(names: list[str]) -> list[str]:
+    """A Markdown table's head: the names, then a rule with every column but the first right-aligned."""
+    return [row(names), "|---" + "|--:" * (len(names) - 1) + "|"]
+
+
 def lead_cell(diffs: list[float]) -> str:
     return f"{mean(diffs):+.2f} ({min(diffs):+.2f} to {max(diffs):+.2f})"
 
@@ -232,14 +241,14 @@ def by_week(paths: list[Path], d: dict[str, Any], reference: str | None, span: s
            f"leads are allocation minus {ref}'s, mean (range over seeds):", ""]
     head = ["week", *(f"{p} alloc %" for p in names), *(f"{p} − {ref} (points)" for p in others),
             *(f"{p} frag %" for p in names), *(f"{p} pending" for p in names)]
-    out += ["| " + " | ".join(head) + " |", "|---" + "|--:" * (len(head) - 1) + "|"]
+    out += header(head)
     for k in range(weeks):
         cells = [str(k + 1)]
         cells += [f"{mean([w[(p, s)][k][0] for s in seeds]):.2f}" for p in names]
         cells += [lead_cell([w[(p, s)][k][0] - w[(ref, s)][k][0] for s in seeds]) for p in others]
         cells += [f"{mean([w[(p, s)][k][1] for s in seeds]):.2f}" for p in names]
         cells += [f"{mean([w[(p, s)][k][2] for s in seeds]):.1f}" for p in names]
-        out.append("| " + " | ".join(cells) + " |")
+        out.append(row(cells))
     if span is None:
         return out
 
@@ -249,14 +258,14 @@ def by_week(paths: list[Path], d: dict[str, Any], reference: str | None, span: s
     out += ["", f"Weeks {first}-{last}, per seed (means of the weeks):", ""]
     head = ["seed", *(f"{p} alloc %" for p in names), *(f"{p} − {ref} (points)" for p in others),
             *(f"{p} frag %" for p in names)]
-    out += ["| " + " | ".join(head) + " |", "|---" + "|--:" * (len(head) - 1) + "|"]
+    out += header(head)
     for s in [*seeds, None]:
         ss = seeds if s is None else [s]
         cells = ["mean" if s is None else str(s)]
         cells += [f"{mean([over(p, x, 0) for x in ss]):.2f}" for p in names]
         cells += [f"{mean([over(p, x, 0) - over(ref, x, 0) for x in ss]):+.2f}" for p in others]
         cells += [f"{mean([over(p, x, 1) for x in ss]):.2f}" for p in names]
-        out.append("| " + " | ".join(cells) + " |")
+        out.append(row(cells))
     return out
 
 
@@ -266,10 +275,10 @@ def overall(d: dict[str, Any]) -> list[str]:
     def value(r: Run, key: str, last: int | None) -> float:
         return number(r, key) if last is None else numbers(r, key)[last]
 
-    out = ["| policy | " + " | ".join(c[0] for c in COLUMNS) + " |", "|---" + "|--:" * len(COLUMNS) + "|"]
+    out = header(["policy", *(c[0] for c in COLUMNS)])
     for p, by_seed in runs.items():
-        cells = [f"{mean([value(r, key, last) for r in by_seed.values()]):.{k}f}" for _, key, last, k in COLUMNS]
-        out.append(f"| {p} | " + " | ".join(cells) + " |")
+        rs = list(by_seed.values())
+        out.append(row([p, *(f"{mean([value(r, key, last) for r in rs]):.{k}f}" for _, key, last, k in COLUMNS)]))
     everyone = [r for by_seed in runs.values() for r in by_seed.values()]
     keys = ["window_time_s", "window_allocation_pct", "window_frag_amount_pct", "window_pending_pods"]
     n = min(len(numbers(r, key)) for r in everyone for key in keys)
