@@ -28,8 +28,8 @@
 // it is two standard errors from c (the ratio estimator's, by the delta method: Var(cpu_i - d gpu_i) /
 // (n mean(gpu)^2)), after at least 30 pods (the usual minimum for the normal approximation); until
 // then, and whenever the pods seen do not settle the side, the configured workload's d decides.
-// Pods that fit no node are not scored and so not counted (a scheduler runs PreScore only with a
-// feasible node): the count is the workload's while the cluster has room, which is when it settles.
+// Pods that fit no node, and pods a host binds by preemption (no scheduling cycle), are not scored, so
+// not counted: the count is the workload's while the cluster has room (ADR 0017 amendment 7 addendum).
 // The count assumes every pod reaches PreScore once, in arrival order, from one thread (gpusched-sim's
 // trace replay: its policy, and plugin_context::counts_pods for its profile files; a profile loaded
 // elsewhere has it off and refuses observeDemand: true). The batch engine reads it, adds nothing.
