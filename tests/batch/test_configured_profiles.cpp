@@ -23,8 +23,10 @@ namespace {
 
 using dyn = dynamic_profile<in_memory_cluster>;
 
-// The per-pod path's weighted totals of pod p on every node, -1 where a check rejects it.
+// The per-pod path's weighted totals of pod p on every node, -1 where a check rejects it (a cycle:
+// PreFilter, Filter, then the scorers).
 std::vector<std::int64_t> per_pod_row(const dyn& prof, const in_memory_cluster& c, const pod& p) {
+  prof.pre_filter(c, p);
   std::vector<std::int64_t> row(c.size(), -1);
   std::vector<node_index> feasible;
   for (node_index n = 0; n < c.size(); ++n) {
@@ -129,7 +131,7 @@ TEST_CASE("batch.configured: a configured profile scores as its per-pod path") {
 
 TEST_CASE("batch.configured: FillAwareRefill's count (observeDemand) is read by the batch engine, never added to") {
   // scoring/fill_aware_binding.hpp: where the host counts pods (plugin_context::counts_pods, the
-  // simulator) FillAwareRefill counts each pod its PreScore sees on the per-pod path; the batch
+  // simulator) FillAwareRefill counts each pod its PreFilter sees on the per-pod path; the batch
   // engine scores pods in threads, before any check, in no arrival order, and adds nothing. The
   // configured workload is "heavy" (d = 52 CPUs per GPU: by shape); the random pods ask about 6
   // CPUs per GPU against the cluster's 8, so once counted they settle the mean form.

@@ -2,8 +2,10 @@
 // expected placement is worked out by hand in the comments from the rules in gang/placement.hpp.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusched/core/in_memory_cluster.hpp"
@@ -346,4 +348,28 @@ TEST_CASE("gang.place.same inputs give the same placement") {
   REQUIRE(a.placed);
   CHECK(a.members == b.members);
   CHECK(c == c2);
+}
+
+namespace {
+// A scorer with a PreFilter hook (scoring/scorer.hpp) that records the pods it is asked about.
+struct prefilter_log {
+  std::shared_ptr<std::vector<std::string>> seen = std::make_shared<std::vector<std::string>>();
+  static constexpr std::string_view name() noexcept { return "PreFilterLog"; }
+  std::int64_t score(const in_memory_cluster&, const pod&, node_index) const { return 0; }
+  void pre_filter(const in_memory_cluster&, const pod& p) const { seen->push_back(p.name); }
+};
+}  // namespace
+
+TEST_CASE("gang.place.PreFilter runs once per role asked for, before any role is packed") {
+  // One node of 8 GPUs. Role "big" asks 2 members of 8 GPUs and is packed first (the larger GPU
+  // request); it cannot be placed, so all-or-nothing fails before "small" (1 member of 1 GPU) is
+  // packed. Both roles' member pods reach PreFilter once, in declaration order.
+  in_memory_cluster c;
+  c.add_node(node8("n0"));
+  const prefilter_log log;
+  auto prof = make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{log, 1}), nvlink_aware_gpus{});
+  gang_placer<decltype(prof)> placer(prof);
+  const gang_spec g = make_gang("job").role("small", make_pod("s").gpus(1)).role("big", make_pod("b").gpus(8), 2);
+  CHECK_FALSE(placer.place(c, g).placed);
+  CHECK(*log.seen == std::vector<std::string>{"s", "b"});
 }

@@ -2,7 +2,15 @@
 // workload's CPU per GPU reaches the cluster's; the mean form otherwise. Values worked by hand.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/preflight/gpu_check.hpp"
+#include "gpusched/profile/dynamic_profile.hpp"
+#include "gpusched/profile/static_profile.hpp"
+#include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/scoring/fill_aware_binding.hpp"
 #include "support/builders.hpp"
 
@@ -18,6 +26,10 @@ typical_workload two_ratios() {
   return typical_workload({a, b, c});
 }
 node_spec cpu_node(std::string name, milli cpu) { return node_spec{std::move(name), cpu, 1 << 20, {}, ""}; }
+struct zero_score {  // a scorer without hooks
+  static constexpr std::string_view name() noexcept { return "Zero"; }
+  std::int64_t score(const in_memory_cluster&, const pod&, node_index) const { return 0; }
+};
 }  // namespace
 
 TEST_CASE("workload and cluster CPU per GPU, and the rule") {
@@ -174,18 +186,22 @@ TEST_CASE("FillAwareBinding with observe_demand: the pods seen decide once they 
   const fill_aware_binding_scorer copy = f;  // the profile's selector: the same count
   CHECK(f.observes_demand());
   CHECK_FALSE(f.by_shape(c));
-  // The pods asked about: the demand_count case above, d = 24000 +- 5942.2, settled above 12000 by 30 pods.
-  for (int i = 0; i < 15; ++i) CHECK(f.pre_score(c, make_pod("g" + std::to_string(i)).cpu(8000).gpus(1)) == score_status::ok);
-  for (int i = 0; i < 14; ++i) (void)f.pre_score(c, make_pod("c" + std::to_string(i)).cpu(16000));
+  // The pods asked about (PreFilter): the demand_count case above, d = 24000 +- 5942.2, settled above
+  // 12000 by 30 pods.
+  for (int i = 0; i < 15; ++i) f.pre_filter(c, make_pod("g" + std::to_string(i)).cpu(8000).gpus(1));
+  for (int i = 0; i < 14; ++i) f.pre_filter(c, make_pod("c" + std::to_string(i)).cpu(16000));
   // A pod asked about again (a waiting pod) is not counted again: still 29 pods, the configured d.
-  for (int i = 0; i < 5; ++i) (void)f.pre_score(c, make_pod("c0").cpu(16000));
+  for (int i = 0; i < 5; ++i) f.pre_filter(c, make_pod("c0").cpu(16000));
   CHECK(f.observed().n == 29);
   CHECK_FALSE(f.by_shape(c));
   const pod last = make_pod("c14").cpu(16000);
-  (void)f.pre_score(c, last);
+  f.pre_filter(c, last);
   CHECK(copy.observed().n == 30);
   CHECK(f.by_shape(c));
   CHECK(copy.by_shape(c));
+  // PreScore takes the form from the count and counts nothing.
+  for (int i = 0; i < 30; ++i) CHECK(f.pre_score(c, make_pod("s" + std::to_string(i)).cpu(64000)) == score_status::ok);
+  CHECK(f.observed().n == 30);
   // Scores are the by-shape form's now. Node 0 is the first test case's node (8000 CPU, 2 GPUs free):
   // a CPU-only pod of 4000 scores 999'666'667 by shape there, and 999'750'000 in the mean form.
   CHECK(f.score(c, make_pod("probe").cpu(4000), 0) == 999'666'667);
@@ -198,7 +214,7 @@ TEST_CASE("FillAwareBinding with observe_demand: the pods seen decide once they 
   // Without the option nothing is counted and the configured d decides.
   const fill_aware_binding_scorer plain(two_ratios());
   CHECK_FALSE(plain.observes_demand());
-  for (int i = 0; i < 40; ++i) (void)plain.pre_score(c, make_pod("x" + std::to_string(i)).cpu(16000));
+  for (int i = 0; i < 40; ++i) plain.pre_filter(c, make_pod("x" + std::to_string(i)).cpu(16000));
   CHECK(plain.observed().n == 0);
   CHECK_FALSE(plain.by_shape(c));
 
@@ -206,6 +222,78 @@ TEST_CASE("FillAwareBinding with observe_demand: the pods seen decide once they 
   const fill_aware_binding_scorer unnamed(two_ratios(), o);
   pod anonymous = make_pod("a").cpu(16000);
   anonymous.name.clear();
-  for (int i = 0; i < 3; ++i) (void)unnamed.pre_score(c, anonymous);
+  for (int i = 0; i < 3; ++i) unnamed.pre_filter(c, anonymous);
   CHECK(unnamed.observed().n == 3);
+}
+
+TEST_CASE("FillAwareBinding counts every pod a scheduling cycle is run for, also those no node fits") {
+  // One node of 8000 milli-CPU and 2 GPUs (c = 4000 per GPU). A pod asking 4 GPUs fits nowhere: its
+  // cycle ends at Filter and PreScore never runs, but PreFilter has counted it. Through both
+  // profiles, and through schedule_one without nodes at all (PreFilter runs before Filter).
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  fill_aware_options o;
+  o.observe_demand = true;
+  const pod wide = make_pod("wide").cpu(1000).gpus(4);
+  const pod fits = make_pod("fits").cpu(1000).gpus(1);
+
+  const fill_aware_binding_scorer f(two_ratios(), o);
+  scheduler<in_memory_cluster, decltype(make_profile(checks(gpu_check{}), scores(weighted{f, 1}), f))> s(
+      make_profile(checks(gpu_check{}), scores(weighted{f, 1}), f));
+  CHECK_FALSE(s.schedule_one(c, wide).scheduled);
+  CHECK(f.observed().n == 1);
+  CHECK(f.observed().gpu == 4000);  // 4 whole GPUs, in milli-GPU
+  CHECK(s.schedule_one(c, fits).scheduled);
+  CHECK(f.observed().n == 2);
+  (void)s.schedule_one(c, wide);  // asked about again: not counted again
+  CHECK(f.observed().n == 2);
+
+  const fill_aware_binding_scorer g(two_ratios(), o);
+  dynamic_profile<in_memory_cluster> dp;
+  dp.add_check(gpu_check{});
+  dp.add_score(zero_score{}, 1);  // no PreFilter: the profile forwards to scorer 1 only
+  dp.add_score(g, 1);
+  scheduler<in_memory_cluster, dynamic_profile<in_memory_cluster>> ds(dp);
+  CHECK_FALSE(ds.schedule_one(c, wide).scheduled);
+  CHECK(g.observed().n == 1);
+
+  const fill_aware_binding_scorer h(two_ratios(), o);
+  scheduler<in_memory_cluster, decltype(make_profile(checks(gpu_check{}), scores(weighted{h, 1}), h))> empty(
+      make_profile(checks(gpu_check{}), scores(weighted{h, 1}), h));
+  CHECK_FALSE(empty.schedule_one(in_memory_cluster{}, fits).scheduled);
+  CHECK(h.observed().n == 1);
+}
+
+TEST_CASE("seen_names: a waiting pod asked about again is not counted again while four others share its set") {
+  // Five names of one set (searched here: the set is the name's std::hash modulo seen_names::sets).
+  std::vector<std::string> same;
+  const std::size_t set = seen_names::set_of("p0");
+  for (int i = 0; same.size() < 5; ++i) {
+    std::string n = "p" + std::to_string(i);
+    if (seen_names::set_of(n) == set) same.push_back(std::move(n));
+  }
+  fill_aware_options o;
+  o.observe_demand = true;
+  const fill_aware_binding_scorer f(two_ratios(), o);
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("n", 8000, 1 << 20, 2));
+  // Four pods of one set asked about in turn, ten rounds (four pods waiting, retried): counted once each.
+  for (int round = 0; round < 10; ++round) {
+    for (int k = 0; k < 4; ++k) f.pre_filter(c, make_pod(same[k]).cpu(1000).gpus(1));
+  }
+  CHECK(f.observed().n == 4);
+  // A fifth takes the place of the least recently asked (same[0]): it is counted, and so is same[0]
+  // when asked again, which in turn takes the place of same[1]; same[4], asked just before, is known.
+  f.pre_filter(c, make_pod(same[4]).cpu(1000).gpus(1));
+  CHECK(f.observed().n == 5);
+  f.pre_filter(c, make_pod(same[0]).cpu(1000).gpus(1));
+  CHECK(f.observed().n == 6);
+  f.pre_filter(c, make_pod(same[4]).cpu(1000).gpus(1));
+  CHECK(f.observed().n == 6);
+  f.pre_filter(c, make_pod(same[1]).cpu(1000).gpus(1));
+  CHECK(f.observed().n == 7);
+
+  seen_names t;  // the table alone: new, then known
+  CHECK(t.insert("x"));
+  CHECK_FALSE(t.insert("x"));
 }

@@ -1113,6 +1113,9 @@ class extender {
           }
           auto& raw = sc.raw;
           raw.assign(feasible.size(), 0);
+          // No PreFilter here (scoring/scorer.hpp): requests come in parallel and in no arrival order,
+          // and the one scorer hook that needs it, FillAwareRefill's count (observeDemand), is refused
+          // for profiles loaded here (plugin_context::counts_pods).
           for (std::size_t s = 0; s < plugin_scorers && !feasible.empty(); ++s) {
             const std::size_t k = batched ? per_node_.scores[s] : s;
             prof->score_plugin(k, st_.cluster, kp.spec, feasible, raw.data());

@@ -251,6 +251,13 @@ class gang_placer {
   template <MutableCluster X>
   bool pack_roles(X& c, const gang_spec& g, std::span<const std::int32_t> more, bool all_or_nothing,
                   transaction<X>& tx, gang_result& out) {
+    // PreFilter (scoring/scorer.hpp), as schedule_one runs it: once per role asked for, by its member
+    // pod, before any role is packed (so a role after one that fails is seen too).
+    if constexpr (requires { profile_.pre_filter(c, g.roles[0].member); }) {
+      for (std::size_t r = 0; r < g.roles.size(); ++r) {
+        if (more[r] > 0) profile_.pre_filter(c, g.roles[r].member);
+      }
+    }
     order_roles(g);
     for (std::uint32_t r : role_order_) {
       const std::int64_t need = more[r];

@@ -68,6 +68,7 @@ class dynamic_profile {
     requires Scorer<S, C> || SpanScorer<S, C>
   dynamic_profile& add_score(S s, std::int64_t weight) {
     validate_weight(weight, s.name());
+    if constexpr (PreFilteringScorer<S, C>) pre_filters_.push_back(scores_.size());
     scores_.push_back(score_entry{std::make_shared<score_model<S>>(std::move(s)), weight});
     return *this;
   }
@@ -125,6 +126,11 @@ class dynamic_profile {
   void score_plugin(std::size_t k, const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* raw) const {
     scores_.at(k).impl->score(c, p, nodes, raw);
   }
+  // PreFilter: the scorers that have one (scoring/scorer.hpp), once per cycle before filter; none
+  // runs for a profile without such scorers (the common case: one empty loop).
+  void pre_filter(const C& c, const pod& p) const {
+    for (const std::size_t k : pre_filters_) scores_[k].impl->pre_filter(c, p);
+  }
   void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* raw) const {
     for (std::size_t k = 0; k < scores_.size(); ++k) scores_[k].impl->score(c, p, nodes, raw + k * nodes.size());
   }
@@ -158,6 +164,7 @@ class dynamic_profile {
   struct score_concept {
     virtual ~score_concept() = default;
     virtual void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const = 0;
+    virtual void pre_filter(const C& c, const pod& p) const = 0;
     [[nodiscard]] virtual std::string_view name() const = 0;
     [[nodiscard]] virtual const void* target(const std::type_info& t) const noexcept = 0;
   };
@@ -166,6 +173,9 @@ class dynamic_profile {
     explicit score_model(S s) : impl(std::move(s)) {}
     void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const override {
       run_scorer(impl, c, p, nodes, out);  // PreScore (Skip), Score, NormalizeScore
+    }
+    void pre_filter(const C& c, const pod& p) const override {
+      if constexpr (PreFilteringScorer<S, C>) impl.pre_filter(c, p);
     }
     [[nodiscard]] std::string_view name() const override { return impl.name(); }
     [[nodiscard]] const void* target(const std::type_info& t) const noexcept override {
@@ -197,6 +207,7 @@ class dynamic_profile {
   // Plugins are immutable once added, so copies of a profile share them.
   std::vector<std::shared_ptr<const check_concept>> checks_;
   std::vector<score_entry> scores_;
+  std::vector<std::size_t> pre_filters_;  // the scorers with a PreFilter, by index in scores_
   std::shared_ptr<const selector_concept> selector_;
   std::optional<tie_break_rule> ties_;
   bool default_fit_ = true;  // checks_[0] is the default resource_fit

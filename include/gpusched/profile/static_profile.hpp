@@ -98,6 +98,14 @@ class static_profile<check_list<K...>, score_list<S...>, Selector> {
     return w;
   }
 
+  // PreFilter (scoring/scorer.hpp): each scorer's that has one, once per cycle before filter. Only
+  // profiles with such a scorer have it (schedule_one calls it where it exists).
+  template <Cluster C>
+    requires(PreFilteringScorer<S, C> || ...)
+  void pre_filter(const C& c, const pod& p) const {
+    std::apply([&](const auto&... s) { (pre_filter_one(s.scorer, c, p), ...); }, scores_);
+  }
+
   // Fills raw[k * nodes.size() + j] with plugin k's (normalised) score of nodes[j].
   template <Cluster C>
   void score(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* raw) const {
@@ -117,6 +125,10 @@ class static_profile<check_list<K...>, score_list<S...>, Selector> {
   [[nodiscard]] const Selector& gpu_selector() const noexcept { return selector_; }
 
  private:
+  template <class Sc, class C>
+  static void pre_filter_one(const Sc& s, const C& c, const pod& p) {
+    if constexpr (PreFilteringScorer<Sc, C>) s.pre_filter(c, p);
+  }
   template <class Sc, class C>
   static void score_one(const Sc& s, const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) {
     run_scorer(s, c, p, nodes, out);  // PreScore (Skip), Score, NormalizeScore

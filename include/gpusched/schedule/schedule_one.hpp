@@ -23,6 +23,8 @@ namespace gpusched {
 
 // What schedule_one needs of a profile; static_profile and dynamic_profile both model it. score()
 // writes every entry of its plugins x nodes matrix (the buffer is reused unfilled; docs/concepts.md).
+// Optional: p.pre_filter(c, q), which schedule_one calls first in every cycle (PreFilter; the
+// profiles forward it to the scorers that have one, scoring/scorer.hpp).
 template <class P, class C>
 concept SchedulingProfile = Cluster<C> && requires(const P& p, const C& c, const pod& q, node_index n, reason* out,
                                                   std::span<const node_index> nodes, std::int64_t* raw) {
@@ -166,6 +168,7 @@ class scheduler {
   // Decides where p would go; changes nothing in c.
   [[nodiscard]] schedule_result schedule_one(const C& c, const pod& p) {
     schedule_result res;
+    if constexpr (requires { profile_.pre_filter(c, p); }) profile_.pre_filter(c, p);  // PreFilter: every cycle
     const std::size_t all = num_nodes(c);
     if (all == 0) return res;
     if constexpr (NodeScan<Scan, C>) {

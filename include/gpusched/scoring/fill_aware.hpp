@@ -73,7 +73,7 @@ struct fill_aware_options {
   // a hole sees scale with 1 / P_share. fill_competition is then unused.
   double fill_per_sharing_pod = 0.0;
   // FillAwareBinding / FillAwareRefill only (scoring/fill_aware_binding.hpp; off: the decision of the
-  // configured workload alone). The workload's CPU per GPU d is also counted from the pods PreScore
+  // configured workload alone). The workload's CPU per GPU d is also counted from the pods PreFilter
   // sees, and decides which CPU term is used once it is two standard errors from the cluster's.
   bool observe_demand = false;
 };

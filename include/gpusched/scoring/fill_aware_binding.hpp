@@ -23,14 +23,16 @@
 // The workload side as the scheduler meets it (fill_aware_options::observe_demand; docs/adr/
 // 0017-quality-method.md, "Amendment 7"): a host's typical pods are a sample of its history, and a
 // stale one when the mix moves; with the wrong side of d >= c the policy takes the CPU term that loses
-// (docs/quality.md, "A workload that is wrong"). With the option, PreScore also counts the pods it
+// (docs/quality.md, "A workload that is wrong"). With the option, PreFilter counts the pods it
 // sees, each once (by name: a waiting pod is asked about again), and their own d decides as soon as
 // it is two standard errors from c (the ratio estimator's, by the delta method: Var(cpu_i - d gpu_i) /
 // (n mean(gpu)^2)), after at least 30 pods (the usual minimum for the normal approximation); until
 // then, and whenever the pods seen do not settle the side, the configured workload's d decides.
-// Pods that fit no node, and pods a host binds by preemption (no scheduling cycle), are not scored, so
-// not counted: the count is the workload's while the cluster has room (ADR 0017 amendment 7 addendum).
-// The count assumes every pod reaches PreScore once, in arrival order, from one thread (gpusched-sim's
+// PreFilter runs in every scheduling cycle, before any node is filtered (scoring/scorer.hpp), so the
+// count holds the pods that arrive, also those no node fits and those a host then binds by
+// preemption. PreScore, which held the count before, sees neither; in a full cluster its count
+// drifted to the CPU-only pods that still fit (ADR 0017, Amendment 7 addendum and Amendment 8).
+// The count assumes every pod reaches PreFilter once, in arrival order, from one thread (gpusched-sim's
 // trace replay: its policy, and plugin_context::counts_pods for its profile files; a profile loaded
 // elsewhere has it off and refuses observeDemand: true). The batch engine reads it, adds nothing.
 //
@@ -39,7 +41,7 @@
 // node_versions, as the simulator's) only when its capacity stamp has moved since the last count
 // (schedule/node_versions.hpp; stamps are process-wide). The device choice reuses PreScore's
 // decision for the pod it was made for and recounts otherwise. With observe_demand the count of c and
-// the pods counted are behind a mutex (one lock per PreScore); without it the decision is cached
+// the pods counted are behind a mutex (one lock per PreFilter, one per PreScore); without it the decision is cached
 // lock-free under the capacity stamp. The decision of the last PreScore is shared by the
 // copies of one scorer (the score plugin and the device selector of a profile); pods scored
 // concurrently against clusters of different CPU per GPU would race on it, which no gpusched engine
@@ -127,19 +129,49 @@ struct demand_count {
   }
 };
 
+// The names of the pods counted (observe_demand): 4,096 sets of 4 name hashes, the most recently
+// asked first in each set. A pod asked about again (a waiting pod, retried) is recognised unless four
+// other pods of its set were asked about in between; a single slot per hash would count two waiting
+// pods of one slot again at every retry. 128 KiB, allocated once.
+class seen_names {
+ public:
+  static constexpr std::size_t ways = 4;
+  static constexpr std::size_t sets = 4096;
+  static std::size_t set_of(std::string_view name) noexcept { return std::hash<std::string_view>{}(name) % sets; }
+
+  seen_names() : tags_(sets * ways, 0) {}
+  // Whether `name` is new to the table; it becomes the most recent of its set either way (a new name
+  // takes the place of the least recent).
+  bool insert(std::string_view name) noexcept {
+    const std::uint64_t h = std::hash<std::string_view>{}(name);
+    const std::uint64_t tag = h | 1;  // 0 marks an empty way
+    std::uint64_t* w = tags_.data() + (h % sets) * ways;
+    std::size_t i = 0;
+    while (i < ways && w[i] != tag) ++i;
+    const bool fresh = i == ways;
+    if (fresh) i = ways - 1;
+    for (; i > 0; --i) w[i] = w[i - 1];
+    w[0] = tag;
+    return fresh;
+  }
+
+ private:
+  std::vector<std::uint64_t> tags_;
+};
+
 class fill_aware_binding_scorer {
  public:
   // o's cpu_by_shape flags are set by the scorer for its two forms; the other fields apply to both.
   explicit fill_aware_binding_scorer(const typical_workload& w, fill_aware_options o = {})
       : mean_(w, with_shape(o, false)), shape_(w, with_shape(o, true)), demand_(workload_cpu_per_gpu(w)),
         state_(std::make_shared<shared_state>()) {
-    if (o.observe_demand) state_->seen.assign(shared_state::seen_slots, 0);
+    if (o.observe_demand) state_->seen = std::make_unique<seen_names>();
   }
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareBinding"; }
   [[nodiscard]] double demand() const noexcept { return demand_; }  // the configured workload's d, milli-CPU per GPU
-  [[nodiscard]] bool observes_demand() const noexcept { return !state_->seen.empty(); }
-  // The pods PreScore has counted (observe_demand; empty otherwise).
+  [[nodiscard]] bool observes_demand() const noexcept { return state_->seen != nullptr; }
+  // The pods PreFilter has counted (observe_demand; empty otherwise).
   [[nodiscard]] demand_count observed() const {
     if (!observes_demand()) return {};
     const std::lock_guard lock(state_->mutex);
@@ -154,16 +186,35 @@ class fill_aware_binding_scorer {
     return decide(c);
   }
 
+  // PreFilter: counts p (observe_demand; nothing otherwise). Reads nothing of the cluster.
+  template <Cluster C>
+  void pre_filter(const C&, const pod& p) const {
+    if (!observes_demand()) return;
+    const std::lock_guard lock(state_->mutex);
+    count(p);
+  }
+
+  // PreScore: the form of the CPU term for p, from the count so far; counts nothing.
   template <Cluster C>
   score_status pre_score(const C& c, const pod& p) const {
-    return pre_score(c, p, true);
+    bool shape = false;
+    if (!observes_demand()) {
+      shape = decide_configured(c);
+    } else {
+      const std::lock_guard lock(state_->mutex);
+      shape = decide(c);
+    }
+    state_->by_shape.store(shape, std::memory_order_relaxed);
+    state_->cluster.store(&c, std::memory_order_relaxed);
+    state_->pod.store(&p, std::memory_order_relaxed);
+    return score_status::ok;
   }
-  // PreScore without counting p (observe_demand): the batch engine's form (batch/host_forms.hpp).
-  // A batch scores pods against one table, in threads, before any check has run and in an order
-  // that is not an arrival order; so it reads the count and adds nothing to it.
+  // The batch engine's PreScore (batch/host_forms.hpp): pre_score, which counts nothing. A batch
+  // scores pods against one table, in threads, before any check and in no arrival order, and never
+  // runs PreFilter; so it reads the count and adds nothing to it.
   template <Cluster C>
   score_status pre_score_uncounted(const C& c, const pod& p) const {
-    return pre_score(c, p, false);
+    return pre_score(c, p);
   }
 
   template <Cluster C>
@@ -201,22 +252,6 @@ class fill_aware_binding_scorer {
     o.cpu_by_shape = shape;
     o.cpu_by_shape_cpu_only = false;
     return o;
-  }
-
-  template <Cluster C>
-  score_status pre_score(const C& c, const pod& p, bool counted) const {
-    bool shape = false;
-    if (!observes_demand()) {
-      shape = decide_configured(c);
-    } else {
-      const std::lock_guard lock(state_->mutex);
-      if (counted) count(p);
-      shape = decide(c);
-    }
-    state_->by_shape.store(shape, std::memory_order_relaxed);
-    state_->cluster.store(&c, std::memory_order_relaxed);
-    state_->pod.store(&p, std::memory_order_relaxed);
-    return score_status::ok;
   }
 
   // Without observe_demand (no lock): the configured d against c, the decision cached under a
@@ -257,16 +292,10 @@ class fill_aware_binding_scorer {
     return cpu_binds(demand_, cluster);
   }
 
-  // Under the mutex: p into the count unless its name is in its slot of the seen table (a pod asked
-  // about again). A pod whose slot another pod took since is counted again; with 16384 slots that
-  // needs thousands of other pods between the two asks. A pod without a name is counted each time.
+  // Under the mutex: p into the count unless its name is in the seen table (a pod asked about
+  // again; seen_names). A pod without a name is counted each time.
   void count(const pod& p) const {
-    if (!p.name.empty()) {
-      const std::uint64_t h = std::hash<std::string>{}(p.name);
-      std::uint64_t& slot = state_->seen[h % shared_state::seen_slots];
-      if (slot == (h | 1)) return;  // | 1: 0 marks an empty slot
-      slot = h | 1;
-    }
+    if (!p.name.empty() && !state_->seen->insert(p.name)) return;
     state_->observed.add(p);
   }
 
@@ -276,7 +305,6 @@ class fill_aware_binding_scorer {
   // The last PreScore's decision, and the pod and cluster it was made for (select's one-shot reuse);
   // the count of c; the pods counted (observe_demand). Shared by the copies of one scorer.
   struct shared_state {
-    static constexpr std::size_t seen_slots = std::size_t{1} << 14;  // 128 KiB, with observe_demand only
     std::atomic<bool> by_shape{false};
     std::atomic<const void*> pod{nullptr};
     std::atomic<const void*> cluster{nullptr};
@@ -285,7 +313,7 @@ class fill_aware_binding_scorer {
     std::uint64_t counted_stamp = 0;  // 0: c not counted yet
     double counted_cpu_per_gpu = 0.0;
     demand_count observed;
-    std::vector<std::uint64_t> seen;  // name hashes of the pods counted, one per slot
+    std::unique_ptr<seen_names> seen;  // the pods counted (observe_demand; null otherwise)
   };
   std::shared_ptr<shared_state> state_;
 };

@@ -12,6 +12,13 @@
 // terms this way (framework/interface.go, Skip: "the plugin will be skipped in the following
 // extension points").
 //
+// Optional (detected): s.pre_filter(c, p), once per scheduling cycle before any node is filtered,
+// whether or not a node then fits (Kubernetes' PreFilter, which a score plugin may implement as
+// well: framework/interface.go, PreFilterPlugin). For state that must see every pod a cycle is run
+// for, including pods no node fits and pods then placed by preemption; PreScore sees only pods that
+// reached scoring. schedule_one calls it through the profile (static_profile / dynamic_profile
+// pre_filter); a host that scores without schedule_one calls the profile's pre_filter itself.
+//
 // A SpanScorer scores all feasible nodes of a pod in one call instead (a vectorised plugin, or one
 // written in another language, such as the Python scorers of the bindings):
 //   s.score_nodes(c, p, std::span<const node_index> nodes, std::int64_t* out)   out[j] for nodes[j]
@@ -58,6 +65,9 @@ template <class S, class C>
 concept PreScoringScorer = Cluster<C> && requires(const S& s, const C& c, const pod& p) {
   { s.pre_score(c, p) } -> std::same_as<score_status>;
 };
+
+template <class S, class C>
+concept PreFilteringScorer = Cluster<C> && requires(const S& s, const C& c, const pod& p) { s.pre_filter(c, p); };
 
 // Kubernetes' DefaultNormalizeScore: scale so that the highest score becomes 100; with reverse,
 // score = 100 - scaled. (kubernetes pkg/scheduler/framework/plugins/helper/normalize_score.go)
