@@ -206,8 +206,9 @@ TEST_CASE("FillAwareBinding with observe_demand: the pods seen decide once they 
   // a CPU-only pod of 4000 scores 999'666'667 by shape there, and 999'750'000 in the mean form.
   CHECK(f.score(c, make_pod("probe").cpu(4000), 0) == 999'666'667);
 
-  // The batch engine's PreScore reads the count and adds nothing: 30 more CPU-only pods would move d.
-  for (int i = 0; i < 30; ++i) (void)f.pre_score_uncounted(c, make_pod("b" + std::to_string(i)).cpu(64000));
+  // The batch engine's PreScore (pre_score) reads the count and adds nothing: 30 more CPU-only pods
+  // would move d.
+  for (int i = 0; i < 30; ++i) (void)f.pre_score(c, make_pod("b" + std::to_string(i)).cpu(64000));
   CHECK(f.observed().n == 30);
   CHECK(f.by_shape(c));
 

@@ -79,9 +79,9 @@ struct host_fill_aware_form : host_score_form<S> {
 };
 
 // The same with the scorer's PreScore run on the node table for each pod, before its nodes are
-// scored (FillAwareBinding: the form of the CPU term; the same for every pod of one table). The
-// PreScore that counts nothing (observe_demand): a table's pods are scored in threads, before any
-// check has run and in no arrival order, so they read the per-pod path's count and add nothing.
+// scored (FillAwareBinding: the form of the CPU term; the same for every pod of one table). PreScore
+// counts nothing (observe_demand counts in PreFilter, which a batch never runs: a table's pods are
+// scored in threads, before any check and in no arrival order), so they read the per-pod count.
 template <class S>
 struct host_prescored_form : host_fill_aware_form<S> {
   using typename host_score_form<S>::pod_args;
@@ -89,7 +89,7 @@ struct host_prescored_form : host_fill_aware_form<S> {
   static pod_args make_pod_args(const S& s, const prepared& prep, const pod_table& pods, std::size_t i) {
     const pod_args a = host_score_form<S>::make_pod_args(s, prep, pods, i);
     const auto v = prep.view();
-    (void)v.scorer->pre_score_uncounted(*v.table, *a.p);
+    (void)v.scorer->pre_score(*v.table, *a.p);
     return a;
   }
 };

@@ -194,7 +194,9 @@ class fill_aware_binding_scorer {
     count(p);
   }
 
-  // PreScore: the form of the CPU term for p, from the count so far; counts nothing.
+  // PreScore: the form of the CPU term for p, from the count so far; counts nothing. The batch engine
+  // runs it too (batch/host_forms.hpp) and never PreFilter: a batch scores a table's pods in threads,
+  // before any check and in no arrival order, so it reads the count and adds nothing to it.
   template <Cluster C>
   score_status pre_score(const C& c, const pod& p) const {
     bool shape = false;
@@ -208,13 +210,6 @@ class fill_aware_binding_scorer {
     state_->cluster.store(&c, std::memory_order_relaxed);
     state_->pod.store(&p, std::memory_order_relaxed);
     return score_status::ok;
-  }
-  // The batch engine's PreScore (batch/host_forms.hpp): pre_score, which counts nothing. A batch
-  // scores pods against one table, in threads, before any check and in no arrival order, and never
-  // runs PreFilter; so it reads the count and adds nothing to it.
-  template <Cluster C>
-  score_status pre_score_uncounted(const C& c, const pod& p) const {
-    return pre_score(c, p);
   }
 
   template <Cluster C>
