@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <random>
 #include <cstddef>
+#include <memory>
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpusched/core/bound_cluster.hpp"
@@ -130,6 +132,48 @@ TEST_CASE("gang.preemption.the fewest victims: one 8-GPU pod rather than eight 1
   const gang_preemption_result none = pre.plan(nodes(1), workers("u", 5, 1, 1), 200.0);
   CHECK(none.found);
   CHECK(none.victims.empty());
+}
+
+namespace {
+// A scorer with a PreFilter hook (scoring/scorer.hpp) that records the pods it is asked about.
+struct prefilter_log {
+  std::shared_ptr<std::vector<std::string>> seen = std::make_shared<std::vector<std::string>>();
+  static constexpr std::string_view name() noexcept { return "PreFilterLog"; }
+  template <Cluster C>
+  std::int64_t score(const C&, const pod&, node_index) const { return 0; }
+  template <Cluster C>
+  void pre_filter(const C&, const pod& p) const { seen->push_back(p.name); }
+};
+}  // namespace
+
+TEST_CASE("gang.preemption.a plan's what-ifs run no PreFilter: the cycle's own place ran it once") {
+  // As the case above: n0 holds e0..e7 (1 GPU each), n1 big (8 GPUs), all priority 1; the gang is
+  // 2 workers of 4 GPUs at priority 5. Its cycle: place fails (PreFilter sees role "w" once), then
+  // plan, which needs several what-ifs (steps 1, 2, the reprieves and 5) and runs PreFilter in none.
+  cluster c = nodes(2);
+  fill(c, 0, "e", 8, 1, 1, 100.0);
+  c.bind(gpu_pod("big", 1, 8), make_binding(gpu_pod("big", 1, 8), 1, 0xFF), 0.0);
+  const pod_gang pg = name_members(workers("t", 5, 2, 4));
+  const prefilter_log log;
+  auto prof = make_profile(checks(gpu_check{}, resource_fit{}), scores(weighted{log, 1}));
+  cluster_overlay<cluster> live(c);
+  gang_placer<decltype(prof)> placer(prof);
+  CHECK_FALSE(placer.place(live, pg.spec).placed);
+  CHECK(*log.seen == std::vector<std::string>{"w"});
+
+  gang_preemptor<cluster, decltype(prof)> pre(prof);
+  const gang_preemption_result r = pre.plan(c, pg.spec, 200.0);
+  REQUIRE(r.found);
+  CHECK(r.what_ifs >= 3);
+  CHECK(names(r) == std::vector<std::string>{"big"});
+  CHECK(*log.seen == std::vector<std::string>{"w"});  // unchanged by the plan
+
+  // The option itself: a placer told not to run it (a what-if elsewhere) adds nothing either.
+  gang_options quiet;
+  quiet.pre_filter = false;
+  gang_placer<decltype(prof)> what_if(prof, quiet);
+  CHECK_FALSE(what_if.place(live, pg.spec).placed);
+  CHECK(log.seen->size() == 1);
 }
 
 TEST_CASE("gang.preemption.a dev gang that would need a prod victim preempts nothing") {

@@ -112,7 +112,8 @@ template <class C, class Profile>
 class gang_preemptor {
  public:
   explicit gang_preemptor(Profile profile, gang_preemption_options opts = {})
-      : profile_(profile), opts_(opts), search_(profile, search_options(opts.placement)), final_(std::move(profile), opts.placement) {}
+      : profile_(profile), opts_(opts), search_(profile, search_options(opts.placement)),
+        final_(std::move(profile), final_options(opts.placement)) {}
 
   [[nodiscard]] const gang_preemption_options& options() const noexcept { return opts_; }
 
@@ -274,9 +275,15 @@ class gang_preemptor {
     }
   };
 
+  // Every placement of a plan is a what-if inside the gang's scheduling cycle (PostFilter): the
+  // cycle's own gang_placer::place ran PreFilter, so none of these runs it again.
+  static gang_options final_options(gang_options o) {
+    o.pre_filter = false;
+    return o;
+  }
   static gang_options search_options(gang_options o) {
     o.elastic = false;
-    return o;
+    return final_options(o);
   }
 
   // 0 eligible, 1 eligible but violating; else the rule that excludes it (counted).

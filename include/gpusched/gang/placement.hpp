@@ -54,6 +54,11 @@ struct gang_options {
   capacity_limits limits{};  // set to the overcommit ratios of the profile's resource_fit
   bool elastic = true;       // place up to each role's desired_count when there is room
   bool prefer_racks = true;  // group members in as few racks as possible (RackedNodes clusters)
+  // Run the profile's PreFilter (scoring/scorer.hpp) once per role before packing: a placement that
+  // is a scheduling cycle of its own. False for what-ifs inside a cycle that already ran it, as
+  // gang_preemptor's dry runs are (Kubernetes' PostFilter reuses the cycle's PreFilter state, it
+  // does not run PreFilter again), so a scorer that counts the pods it sees counts each gang once.
+  bool pre_filter = true;
 };
 
 // Holds the profile and scratch buffers reused from gang to gang: after the first few gangs on a
@@ -254,7 +259,7 @@ class gang_placer {
     // PreFilter (scoring/scorer.hpp), as schedule_one runs it: once per role asked for, by its member
     // pod, before any role is packed (so a role after one that fails is seen too).
     if constexpr (requires { profile_.pre_filter(c, g.roles[0].member); }) {
-      for (std::size_t r = 0; r < g.roles.size(); ++r) {
+      for (std::size_t r = 0; opts_.pre_filter && r < g.roles.size(); ++r) {
         if (more[r] > 0) profile_.pre_filter(c, g.roles[r].member);
       }
     }
