@@ -199,6 +199,59 @@ TEST_CASE("driver: an equal priority is no victim (Kubernetes preempts strictly 
   CHECK(join(got) == join(log_t{"arrive x@0", "place x@0", "arrive y@4", "complete x@10", "place-waited y@10", "complete y@20"}));
 }
 
+TEST_CASE("driver: skip_failed_shapes keys a shape by priority too, so a waiting pod may still preempt") {
+  // a (priority 9) holds the GPU 0..10; c, d (priority 0) and e (priority 9) arrive at 1, 2, 3 and
+  // wait (no lower priority runs). At 10 the pass places c; d fails (c is no victim of an equal
+  // priority); e, of d's shape but priority 9, preempts c (it is not skipped as d's shape), which
+  // waits again. At 30 e leaves: d, then c (requeued at 10), gets the GPU. Skipping is only a
+  // shortcut: the log is the same without it.
+  test_workload w;
+  w.add(whole("a", 9), 0, 10);
+  w.add(whole("c", 0), 1, 100);
+  w.add(whole("d", 0), 2, 100);
+  w.add(whole("e", 9), 3, 20);
+  const log_t want{"arrive a@0",          "place a@0",   "arrive c@1",          "arrive d@2",
+                   "arrive e@3",          "complete a@10", "place-waited c@10", "preempted c@10",
+                   "place-waited e@10",   "complete e@30", "place-waited d@30", "complete d@130",
+                   "place-waited c@130",  "complete c@230"};
+  for (const bool skip : {true, false}) {
+    CAPTURE(skip);
+    fifo_queue q;
+    driver_options o;
+    o.skip_failed_shapes = skip;
+    CHECK(join(run(w, q, o, replay_preempt_action(replay_fit_profile(), preemption_options{}))) == join(want));
+  }
+}
+
+TEST_CASE("driver: skip_failed_shapes tries every shape again after a preemption, whose victims may free more") {
+  // Half-GPU shares. a (priority 9, whole GPU) runs 0..10; b (whole, 0), s2 (500, 0), h (500, 9) and
+  // s (500, 0) arrive at 1..4 and wait. At 10 the pass places b; s2 fails; h preempts b and takes
+  // half the GPU, leaving 500 milli free; s, of s2's failed shape, now fits and is placed in the same
+  // pass. At 30 h leaves and s2 takes its half; b (whole) waits for s2 to leave at 130.
+  test_workload w;
+  auto half = [](const char* name, std::int32_t priority) {
+    pod p = make_pod(name).cpu(100).gpu_share(500);
+    p.priority = priority;
+    return p;
+  };
+  w.add(whole("a", 9), 0, 10);
+  w.add(whole("b", 0), 1, 100);
+  w.add(half("s2", 0), 2, 100);
+  w.add(half("h", 9), 3, 20);
+  w.add(half("s", 0), 4, 100);
+  const log_t want{"arrive a@0",        "place a@0",        "arrive b@1",         "arrive s2@2",     "arrive h@3",
+                   "arrive s@4",        "complete a@10",    "place-waited b@10",  "preempted b@10",  "place-waited h@10",
+                   "place-waited s@10", "complete h@30",    "place-waited s2@30", "complete s@110",  "complete s2@130",
+                   "place-waited b@130", "complete b@230"};
+  for (const bool skip : {true, false}) {
+    CAPTURE(skip);
+    fifo_queue q;
+    driver_options o;
+    o.skip_failed_shapes = skip;
+    CHECK(join(run(w, q, o, replay_preempt_action(replay_fit_profile(), preemption_options{}))) == join(want));
+  }
+}
+
 TEST_CASE("driver: bad jobs and options are refused before anything runs") {
   replay_cluster c = one_gpu();
   scheduler<replay_cluster, decltype(fit())> s(fit());

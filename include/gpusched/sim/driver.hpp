@@ -18,7 +18,9 @@
 //      and the queue is not empty: the queue pops units until it has none (one pass,
 //      queue/queue_sort.hpp), each placed or found unschedulable;
 //      with skip_failed_shapes a pod shape that failed in this pass is not tried again (the pass only
-//      takes resources away, so it would fail again);
+//      takes resources away, so it would fail again); with the preempt action the shape includes
+//      the pod's priority and tier (what it may evict), and a preemption, whose victims may free
+//      more than the preemptor takes, lets every shape be tried again;
 //   5. arrivals at `now`, in job index order (jobs may be listed in any order): each is tried at
 //      once; one that fits nowhere tries the preempt action, then waits in the queue (requeue) or
 //      fails for good (the FGD paper's rule);
@@ -525,15 +527,24 @@ class driver {
           }
         } else if (o_.skip_failed_shapes) {
           std::string key = shape_key(*pp);
+          // With preemption a pod's priority and tier decide what it may evict, so a pod of a
+          // failed shape may still place by preempting what the failed one could not.
+          if constexpr (Preempt::enabled) {
+            key += " priority=" + std::to_string(pp->priority) + " tier=" + std::to_string(static_cast<int>(pp->tier_));
+          }
           if (std::find(failed_shapes_.begin(), failed_shapes_.end(), key) != failed_shapes_.end()) {
             ok = false;
             break;
           }
+          const std::size_t preemptors_before = preemptors_;
           if (!try_place(j, now, true)) {
             failed_shapes_.push_back(std::move(key));
             ok = false;
             break;
           }
+          // A preemption released its victims, which may leave room beyond the preemptor's: the
+          // pass no longer only takes resources away, so a failed shape may fit now.
+          if (preemptors_ != preemptors_before) failed_shapes_.clear();
         } else if (!try_place(j, now, true)) {
           ok = false;
         }
