@@ -5,6 +5,7 @@
 //   gpusched-sim --policy FGD,gpusched --seeds 42-44 --output-json out.json
 //   gpusched-sim --mode dynamic --policy FGD --time-scale 1
 //   gpusched-sim --mode dynamic --time-scale 100 --preemption   # pods preempt lower priorities
+//   gpusched-sim --mode dynamic --preemption --priority-by-qos --queue priority   # Kubernetes' PrioritySort
 //   gpusched-sim --profile-file data/profiles/fgd.yaml   # a policy as a profile file (data/profiles/)
 //   gpusched-sim --scenario data/scenarios/seed.yaml --profiles kube-default,gpusched --seeds 1-5 [--json]
 //                                                  # the seed's serving A/B report (docs/experiment.md)
@@ -354,7 +355,7 @@ int main(int argc, char** argv) {
   CLI::App app{"gpusched-sim: replay a GPU cluster trace with the FGD paper's baselines and gpusched's policy"};
   std::string nodes_file = default_data("openb_node_list_gpu_node.csv");
   std::string pods_file = default_data("openb_pod_list_default.csv");
-  std::string policy_text = "all", seeds_text = "42-51", output_json, mode = "paper";
+  std::string policy_text = "all", seeds_text = "42-51", output_json, mode = "paper", queue = "fifo";
   double tune = 1.3, time_scale = 1.0;
   unsigned jobs = std::max(1U, std::thread::hardware_concurrency());
   bool progress = isatty(STDERR_FILENO) != 0, quiet = false, list = false, preemption = false,
@@ -391,6 +392,13 @@ int main(int argc, char** argv) {
           ->check(finite_number(1.0, 1e9))
           ->capture_default_str();
   replay_opts.push_back(time_scale_opt);
+  CLI::Option* queue_opt =
+      app.add_option("--queue", queue,
+                     "dynamic mode: the order in which waiting pods are retried: fifo (arrival) or priority "
+                     "(higher priority first, then arrival: Kubernetes' PrioritySort, kube-scheduler's default)")
+          ->check(CLI::IsMember({"fifo", "priority"}))
+          ->capture_default_str();
+  replay_opts.push_back(queue_opt);
   CLI::Option* progress_opt = app.add_flag("--progress,!--no-progress", progress,
                                            "progress bar on stderr (default: when stderr is a terminal)");
   replay_opts.push_back(app.add_flag("--quiet,-q", quiet, "no summary table"));
@@ -469,6 +477,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "paper" && time_scale_opt->count() > 0) {
     std::fprintf(stderr, "error: --time-scale applies to --mode dynamic only\n");
+    return 2;
+  }
+  if (mode == "paper" && queue_opt->count() > 0) {  // the paper protocol has no queue: a pod that fits nowhere fails
+    std::fprintf(stderr, "error: --queue applies to --mode dynamic only\n");
     return 2;
   }
   std::vector<policy_row> rows;
@@ -569,6 +581,7 @@ int main(int argc, char** argv) {
           o.seed = tk.seed;
           o.time_scale = time_scale;
           o.preemption = preemption;
+          o.queue = queue == "priority" ? sim::queue_order::priority : sim::queue_order::fifo;
           results[i] = with_row([&](auto prof, tie_break_rule ties) -> outcome {
             o.ties = ties;
             return sim::run_dynamic(t, std::move(prof), o, name);
@@ -608,7 +621,10 @@ int main(int argc, char** argv) {
   }
   out["seeds"] = seeds;
   if (mode == "paper") out["tune"] = tune;
-  if (mode == "dynamic") out["time_scale"] = time_scale;
+  if (mode == "dynamic") {
+    out["time_scale"] = time_scale;
+    out["queue"] = queue;
+  }
   out["preemption"] = preemption;
   out["priority_by_qos"] = qos_priorities;
   out["gpu_capacity_milli"] = t.gpu_milli_capacity;
@@ -683,9 +699,10 @@ int main(int argc, char** argv) {
     }
   } else {
     if (!quiet) {
-      std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s%s\n", pods_file.c_str(),
+      std::printf("%s, %zu pods, %zu nodes, dynamic replay (time scale %.0f), seeds %s%s%s\n", pods_file.c_str(),
                   t.pods.size(), t.nodes.size(), time_scale, seeds_text.c_str(),
-                  preemption ? (qos_priorities ? ", preemption, priorities by qos" : ", preemption") : "");
+                  preemption ? (qos_priorities ? ", preemption, priorities by qos" : ", preemption") : "",
+                  queue == "priority" ? ", priority queue" : "");
       std::printf("%-*s %4s%s\n", name_w, "policy", "runs", header_cells(sim::dynamic_fields).c_str());
     }
     for (std::size_t row = 0; row < rows.size(); ++row) {

@@ -195,6 +195,20 @@ def test_replays_of_other_inputs_or_the_same_run_twice_are_refused(tmp_path: Pat
     assert f"{other}: preemption is False, {one} has True" in capsys.readouterr().err
 
 
+def test_replays_with_another_queue_order_are_refused_and_a_file_without_one_is_fifo(tmp_path: Path,
+                                                                                    capsys) -> None:
+    one, two = split(tmp_path)  # neither names its queue: both are FIFO replays (before --queue)
+    d = json.loads(two.read_text())
+    d["queue"] = "fifo"
+    two.write_text(json.dumps(d))
+    assert ds.main(["--by-week", str(one), str(two)]) == 0
+    capsys.readouterr()
+    d["queue"] = "priority"
+    two.write_text(json.dumps(d))
+    assert ds.main(["--by-week", str(one), str(two)]) == 2
+    assert f"{two}: queue is 'priority', {one} has 'fifo'" in capsys.readouterr().err
+
+
 def test_leads_pair_each_seed_with_the_same_seed(tmp_path: Path, capsys) -> None:
     d = fixture()
     d["runs"][1]["allocation_pct"] = series(0.0, 90.0, 99.0)  # FGD, seed 43: week 2 is 99

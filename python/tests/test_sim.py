@@ -77,6 +77,26 @@ def test_dynamic_replay_with_preemption_by_hand(tmp_path: Path) -> None:
     assert (same["preemptions"], same["withdrawn_pods"]) == (0, 1)
 
 
+def test_dynamic_replay_queue_order_by_hand(tmp_path: Path) -> None:
+    # One GPU: x (LS -> 9000) holds it 0-10; b (BE -> 5000) arrives at 1 (runs 100 s, waits until 101), c (LS)
+    # at 2 (runs 48 s, waits until 50). At 10, fifo gives the GPU to b and c is withdrawn at 50; priority
+    # (Kubernetes' PrioritySort) gives it to c (10-58), then to b at 58, 57 s after its arrival.
+    t = write(tmp_path, "sn,cpu_milli,memory_mib,gpu,model\nn1,8000,16000,1,T4\n",
+              HEADER + "x,1000,1000,1,1000,,LS,Running,0,10,0\nb,1000,1000,1,1000,,BE,Running,1,101,1\n"
+              "c,1000,1000,1,1000,,LS,Running,2,50,2\n").with_priorities_by_qos()
+    fifo = gs.sim.run_dynamic(t, "FGD", seed=1)
+    assert (fifo["placed_pods"], fifo["withdrawn_pods"]) == (2, 1)
+    prio = gs.sim.run_dynamic(t, "FGD", seed=1, queue="priority")
+    assert (prio["placed_pods"], prio["withdrawn_pods"], prio["delay_max_s"]) == (3, 0, 57.0)
+    # With preemption, fifo places b at 10 and c preempts it at once; priority preempts nothing.
+    assert gs.sim.run_dynamic(t, "FGD", seed=1, preemption=True)["preemptions"] == 1
+    assert gs.sim.run_dynamic(t, "FGD", seed=1, preemption=True, queue="priority")["preemptions"] == 0
+    assert gs.sim.replay(t, "FGD", [1], mode="dynamic", queue="priority")["queue"] == "priority"
+    with pytest.raises(gs.InvalidArgumentError, match="must be 'fifo' or 'priority', got 'lifo'") as e:
+        gs.sim.run_dynamic(t, "FGD", queue="lifo")
+    assert e.value.field == "queue"  # type: ignore[attr-defined]
+
+
 def test_openb_fgd_matches_the_paper() -> None:
     t = gs.sim.load_openb(REPO / "data" / "openb")
     assert (t.num_nodes, t.num_pods) == (1213, 8152)

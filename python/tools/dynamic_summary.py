@@ -115,9 +115,11 @@ def merge(paths: list[Path]) -> dict[str, Any]:
         d = load(p)
         if inputs_of(p, d) != ins:
             raise SummaryError(f"{p}: its inputs (node and pod files, by sha256) are not those of {paths[0]}")
-        for key in ("time_scale", "preemption", "priority_by_qos"):
-            if d.get(key) != first.get(key):
-                raise SummaryError(f"{p}: {key} is {d.get(key)!r}, {paths[0]} has {first.get(key)!r}")
+        for key, default in (("time_scale", None), ("preemption", None), ("priority_by_qos", None), ("queue", "fifo")):
+            # A file written before gpusched-sim had --queue replayed with the FIFO queue.
+            if d.get(key, default) != first.get(key, default):
+                raise SummaryError(
+                    f"{p}: {key} is {d.get(key, default)!r}, {paths[0]} has {first.get(key, default)!r}")
         for r in d["runs"]:
             k = (r["policy"], r["seed"])
             if k in seen:

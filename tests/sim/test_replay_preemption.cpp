@@ -104,6 +104,43 @@ TEST_CASE("dynamic replay with preemption: equal priorities (the openb traces as
   CHECK(r.withdrawn == 1);
 }
 
+TEST_CASE("dynamic replay: the queue order, arrival (fifo) or priority (Kubernetes' PrioritySort)") {
+  // x (LS, 9000) holds the GPU 0..10; b (BE, 5000) arrives at 1 (runs 100 s, waits until 101) and
+  // c (LS, 9000) at 2 (runs 48 s, waits until 50); neither may preempt x. At 10 the GPU is free.
+  trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)},
+                        {timed("x", "LS", 0, 10), timed("b", "BE", 1, 101), timed("c", "LS", 2, 50)});
+  set_priorities_by_qos(t);
+  dynamic_options o;
+  o.seed = 1;
+  // Without preemption. fifo: b takes the GPU at 10 (until 110) and c gives up at 50.
+  // priority: c takes it at 10 (until 58), then b at 58 (until 158).
+  const dynamic_result fifo = run_dynamic(t, fit(), o);
+  CHECK(fifo.placed == 2);
+  CHECK(fifo.withdrawn == 1);
+  CHECK(fifo.last_event == 110);
+  o.queue = queue_order::priority;
+  const dynamic_result prio = run_dynamic(t, fit(), o);
+  CHECK(prio.placed == 3);
+  CHECK(prio.withdrawn == 0);
+  CHECK(prio.max_delay == 57.0);  // b: placed at 58, arrived at 1
+  CHECK(prio.last_event == 158);
+  // With preemption. fifo: the pass at 10 places b, then c preempts it; b runs again from 58.
+  // priority: c first, so nothing is preempted; b at 58 as before.
+  o.preemption = true;
+  o.queue = queue_order::fifo;
+  const dynamic_result fifo_pre = run_dynamic(t, fit(), o);
+  CHECK(fifo_pre.preemptions == 1);
+  CHECK(fifo_pre.preempted == 1);
+  CHECK(fifo_pre.placed == 4);  // x, b, c, b again
+  CHECK(fifo_pre.max_delay == 57.0);
+  CHECK(fifo_pre.last_event == 158);
+  o.queue = queue_order::priority;
+  const dynamic_result prio_pre = run_dynamic(t, fit(), o);
+  CHECK(prio_pre.preemptions == 0);
+  CHECK(prio_pre.placed == 3);
+  CHECK(prio_pre.last_event == 158);
+}
+
 TEST_CASE("paper replay with preemption: the counts in the field list") {
   trace t = one_gpu_trace();
   set_priorities_by_qos(t);

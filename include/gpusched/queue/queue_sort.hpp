@@ -57,6 +57,10 @@ class sorted_queue {
     std::span<const pod* const> pods;    // one pod; valid until the ticket is resolved
   };
 
+  sorted_queue() = default;
+  // An Order with state (before() a const member): one queue type whose order is chosen at run time.
+  explicit sorted_queue(Order order) : order_(order) {}
+
   // Queues `p` after every waiting pod it does not come before (Order, then `seq`).
   void push(const pod& p, double /*now*/, std::uint64_t seq) { insert(entry{&p, seq}); }
   void push(const pod& p, double now) { push(p, now, next_seq_); }
@@ -122,14 +126,15 @@ class sorted_queue {
 
   void insert(const entry& e) {
     next_seq_ = std::max(next_seq_, e.seq + 1);
-    const auto at = std::upper_bound(waiting_.begin(), waiting_.end(), e, [](const entry& a, const entry& b) {
-      if (Order::before(*a.p, *b.p)) return true;
-      if (Order::before(*b.p, *a.p)) return false;
+    const auto at = std::upper_bound(waiting_.begin(), waiting_.end(), e, [this](const entry& a, const entry& b) {
+      if (order_.before(*a.p, *b.p)) return true;
+      if (order_.before(*b.p, *a.p)) return false;
       return a.seq < b.seq;
     });
     waiting_.insert(at, e);
   }
 
+  [[no_unique_address]] Order order_{};
   std::vector<entry> waiting_, pass_;
   std::size_t cursor_ = 0, in_flight_ = 0;
   std::uint64_t next_seq_ = 0;

@@ -5,7 +5,9 @@
 //   - A pod arrives at creation_time and is tried at once.
 //   - A placed pod runs for its trace duration, deletion_time - scheduled_time (or - creation_time
 //     for pods the real cluster never scheduled), then leaves and frees its resources.
-//   - A pod that does not fit waits (FIFO by arrival: the library's fifo_queue, queue/queue_sort.hpp).
+//   - A pod that does not fit waits, by arrival (dynamic_options::queue, fifo: the library's
+//     fifo_queue) or by priority, then arrival (priority: Kubernetes' PrioritySort, the default queue
+//     sort of kube-scheduler, priority_sort_queue; queue/queue_sort.hpp).
 //     After each batch of departures the queue is retried in order; within one pass a pod shape
 //     that failed is not tried again, since the pass only takes resources away. A waiting pod is
 //     withdrawn at its deletion_time (the user gave up).
@@ -47,6 +49,12 @@
 
 namespace gpusched::sim {
 
+// The order of the waiting pods in a dynamic replay. fifo: arrival order (gpusched-sim's default,
+// the figures in docs/quality.md). priority: higher priority first, then arrival, as Kubernetes'
+// PrioritySort (pkg/scheduler/framework/plugins/queuesort/priority_sort.go), kube-scheduler's
+// default; the same as fifo while every pod has one priority (the openb traces as read).
+enum class queue_order : std::uint8_t { fifo, priority };
+
 struct dynamic_options {
   std::uint64_t seed = 42;  // node order (ties) as in the paper protocol
   tie_break_rule ties = tie_break_rule::first_node;
@@ -55,6 +63,7 @@ struct dynamic_options {
   // gpusched's: a pod that fits nowhere may preempt lower-priority pods (the driver's preempt
   // action, Kubernetes' DefaultPreemption); victims wait in the queue again. Off by default.
   bool preemption = false;
+  queue_order queue = queue_order::fifo;  // the order in which waiting pods are retried
   // Points at which the arrival window [first arrival, last arrival] is sampled, evenly spaced from
   // its start to its end (k / (n - 1) of the window, k = 0..n-1; one point: the start): pods
   // pending, running, GPU allocated and fragmented over the load, which the periodic samples
@@ -182,10 +191,18 @@ struct dynamic_observer {
     res->max_pending = std::max(res->max_pending, d.pending());
   }
 };
+// fifo_order or priority_order, chosen at run time, so that the replay is compiled once.
+struct chosen_queue_order {
+  bool by_priority = false;
+  [[nodiscard]] bool before(const pod& a, const pod& b) const noexcept {
+    return by_priority ? priority_order::before(a, b) : fifo_order::before(a, b);
+  }
+};
+
 }  // namespace detail
 
 // Replays the trace with its own clock: a configuration of the simulation driver (sim/driver.hpp)
-// with the FIFO queue, the trace's durations and deadlines, samples every o.sample_period and
+// with the queue of o.queue, the trace's durations and deadlines, samples every o.sample_period and
 // skip_failed_shapes (the rules at the top of this file).
 template <class Profile>
 requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(const trace& t, Profile profile,
@@ -258,7 +275,8 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   obs.last = static_cast<double>(res.start);
   obs.window_points = o.window_samples;
   res.window.reserve(o.window_samples);
-  fifo_queue pending;  // the library's FIFO model of QueueSort (queue/queue_sort.hpp)
+  // fifo_queue or priority_sort_queue (queue/queue_sort.hpp), by o.queue
+  sorted_queue<detail::chosen_queue_order> pending(detail::chosen_queue_order{o.queue == queue_order::priority});
   driver_options d;
   d.sample_period = static_cast<double>(o.sample_period);
   d.skip_failed_shapes = true;

@@ -187,11 +187,16 @@ py::dict run_paper(const trace_ptr& t, const py::object& policy, std::uint64_t s
 }
 
 py::dict run_dynamic(const trace_ptr& t, const py::object& policy, std::uint64_t seed, double time_scale,
-                     std::int64_t sample_period_s, bool preemption, std::int64_t window_samples) {
+                     std::int64_t sample_period_s, bool preemption, std::int64_t window_samples,
+                     const std::string& queue) {
   if (window_samples < 0 || window_samples > 1000000) {
     throw invalid_argument_error("window_samples", "must be within 0..1000000, got " + std::to_string(window_samples));
   }
+  if (queue != "fifo" && queue != "priority") {
+    throw invalid_argument_error("queue", "must be 'fifo' or 'priority', got '" + queue + "'");
+  }
   sim::dynamic_options o;
+  o.queue = queue == "priority" ? sim::queue_order::priority : sim::queue_order::fifo;
   o.preemption = preemption;
   o.window_samples = static_cast<std::size_t>(window_samples);
   o.seed = seed;
@@ -317,13 +322,15 @@ void register_sim(py::module_& m) {
         "checks); the victims are gone for good, as failed pods are.");
   m.def("run_dynamic", &run_dynamic, py::arg("trace"), py::arg("policy"), py::arg("seed") = 42,
         py::arg("time_scale") = 1.0, py::arg("sample_period_s") = 6 * 3600, py::arg("preemption") = false,
-        py::arg("window_samples") = 20,
+        py::arg("window_samples") = 20, py::arg("queue") = "fifo",
         "Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. "
         "Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, "
         "frag_amount_pct as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')). "
         "preemption: a pod that fits nowhere may preempt lower-priority pods; the victims wait again. "
         "window_samples: evenly spaced points of the arrival window (window_time_s, window_allocation_pct, "
-        "window_running_pods, window_pending_pods, window_frag_amount_pct).");
+        "window_running_pods, window_pending_pods, window_frag_amount_pct). queue: the order in which waiting pods "
+        "are retried, 'fifo' (arrival) or 'priority' (higher priority first, then arrival: Kubernetes' PrioritySort; "
+        "gpusched-sim's --queue).");
   m.def(
       "replay_fields",
       [](const std::string& mode) {

@@ -87,7 +87,7 @@ def replay(
     """Runs every policy (a name, or a Python scorer ``fn(NodeFeatures, Pod) -> scores``) on every seed: ``{"mode", "tune" | "time_scale", "runs": [run, ...]}`` with each
     run the dict of ``run_paper`` (mode="paper") or ``run_dynamic`` (mode="dynamic"), the shape
     ``gpusched.plot.plot_allocation`` reads. ``options`` go to the run function (record_events,
-    max_pct, shuffle; sample_period_s). ``preemption`` lets a pod that fits nowhere preempt
+    max_pct, shuffle; sample_period_s, queue). ``preemption`` lets a pod that fits nowhere preempt
     lower-priority pods (gpusched-sim's ``--preemption``). A progress bar goes to stderr when ``progress`` (None: when
     stderr is a terminal). Each run's scalars have the keys of gpusched-sim's JSON (``replay_fields``)."""
     names, sd = _policies(policies), _seeds(seeds)
@@ -102,7 +102,7 @@ def replay(
             for p in names
             for s in sd
         ]
-        head = {"mode": mode, "time_scale": time_scale, "preemption": preemption}
+        head = {"mode": mode, "time_scale": time_scale, "preemption": preemption, "queue": options.get("queue", "fifo")}
     else:
         raise invalid("mode", f"must be 'paper' or 'dynamic', got {mode!r}")
     for p in names:  # fail before the first run, not after an hour
