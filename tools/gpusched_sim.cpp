@@ -407,10 +407,12 @@ int main(int argc, char** argv) {
                    "a pod that fits nowhere may preempt lower-priority pods (Kubernetes' DefaultPreemption); paper "
                    "mode: the victims are gone, dynamic: they wait again");
   replay_opts.push_back(preemption_opt);
-  replay_opts.push_back(app.add_flag("--priority-by-qos", qos_priorities,
-                                     "pod priorities from the trace's qos column (Koordinator's classes: LS, "
-                                     "Guaranteed, Burstable 9000, BE 5000; the openb traces give every pod 0)")
-                            ->needs(preemption_opt));
+  // With --preemption (what a pod may evict) or --queue priority (the retry order); checked below.
+  CLI::Option* qos_opt = app.add_flag("--priority-by-qos", qos_priorities,
+                                      "pod priorities from the trace's qos column (Koordinator's classes: LS, "
+                                      "Guaranteed, Burstable 9000, BE 5000; the openb traces give every pod 0); "
+                                      "needs --preemption or --queue priority");
+  replay_opts.push_back(qos_opt);
   std::vector<std::string> profile_files;
 #if defined(GPUSCHED_SIM_SCENARIO)
   CLI::Option* profile_file_opt =
@@ -477,6 +479,10 @@ int main(int argc, char** argv) {
   }
   if (mode == "paper" && time_scale_opt->count() > 0) {
     std::fprintf(stderr, "error: --time-scale applies to --mode dynamic only\n");
+    return 2;
+  }
+  if (qos_opt->count() > 0 && !preemption && queue != "priority") {  // priorities would change nothing
+    std::fprintf(stderr, "error: --priority-by-qos requires --preemption or --queue priority\n");
     return 2;
   }
   if (mode == "paper" && queue_opt->count() > 0) {  // the paper protocol has no queue: a pod that fits nowhere fails

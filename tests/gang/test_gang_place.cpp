@@ -372,4 +372,14 @@ TEST_CASE("gang.place.PreFilter runs once per role asked for, before any role is
   const gang_spec g = make_gang("job").role("small", make_pod("s").gpus(1)).role("big", make_pod("b").gpus(8), 2);
   CHECK_FALSE(placer.place(c, g).placed);
   CHECK(*log.seen == std::vector<std::string>{"s", "b"});
+
+  // An elastic role (2 to 12 members of 1 GPU) on the 8-GPU node: the desired 12 do not fit and are
+  // rolled back, then the minimum 2 and 6 extras are packed (three packings), and PreFilter still
+  // sees the role once.
+  log.seen->clear();
+  const gang_spec e = make_gang("el").role("w", make_pod("w").gpus(1), 2, 12);
+  const gang_result r = placer.place(c, e);
+  REQUIRE(r.placed);
+  CHECK(r.members.size() == 8);
+  CHECK(*log.seen == std::vector<std::string>{"w"});
 }

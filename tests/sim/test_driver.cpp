@@ -252,6 +252,29 @@ TEST_CASE("driver: skip_failed_shapes tries every shape again after a preemption
   }
 }
 
+TEST_CASE("driver: skip_failed_shapes skips only a pod that asks exactly what a failed one asked") {
+  // The node has 2^20 MiB of memory. blk (whole GPU) holds it 0..10; a (500 milli, all memory but
+  // 1,000 MiB), p1 (500 milli, 2,000 MiB) and p2 (500 milli, 500 MiB) wait. At 10: a is placed,
+  // p1 fails on memory (1,000 MiB left), p2 (same CPU and GPU share, less memory) fits. p1 waits
+  // for a to leave at 110.
+  test_workload w;
+  auto half = [](const char* name, std::int64_t mem) { return make_pod(name).cpu(100).memory(mem).gpu_share(500).build(); };
+  w.add(whole("blk"), 0, 10);
+  w.add(half("a", (1 << 20) - 1000), 1, 100);
+  w.add(half("p1", 2000), 2, 10);
+  w.add(half("p2", 500), 3, 20);
+  const log_t want{"arrive blk@0",  "place blk@0",       "arrive a@1",         "arrive p1@2",
+                   "arrive p2@3",   "complete blk@10",   "place-waited a@10",  "place-waited p2@10",
+                   "complete p2@30", "complete a@110",   "place-waited p1@110", "complete p1@120"};
+  for (const bool skip : {true, false}) {
+    CAPTURE(skip);
+    fifo_queue q;
+    driver_options o;
+    o.skip_failed_shapes = skip;
+    CHECK(join(run(w, q, o)) == join(want));
+  }
+}
+
 TEST_CASE("driver: bad jobs and options are refused before anything runs") {
   replay_cluster c = one_gpu();
   scheduler<replay_cluster, decltype(fit())> s(fit());

@@ -95,6 +95,8 @@ def main() -> None:
         for k, v in want.items():
             if m[k]["values"] != [v]:
                 fail(f"dynamic {k}: want [{v}], got {m[k]['values']}")
+        if doc.get("queue") != "fifo":
+            fail(f"dynamic mode without --queue: want queue 'fifo', got {doc.get('queue')!r}")
 
         # Preemption (tests/data/cli/pods_preempt.csv, one GPU; --priority-by-qos: BE 5000, LS 9000): lo (BE)
         # runs from 0 for 100 s; hi (LS) arrives at 10 and fits nowhere. Without --preemption hi waits and
@@ -120,9 +122,19 @@ def main() -> None:
             for k, v in want.items():
                 if m[k]["values"] != [v]:
                     fail(f"dynamic {flags} {k}: want [{v}], got {m[k]['values']}")
+            if doc["queue"] != "fifo":
+                fail(f"{flags}: want queue 'fifo', got {doc['queue']!r}")
             # The table shows the preemption counts only when the replay preempts.
             if ("preemptions" in p.stdout) != bool(flags):
                 fail(f"{flags}: preemption columns {'missing from' if flags else 'in'} the table:\n{p.stdout}")
+        # --queue priority takes --priority-by-qos without --preemption: hi (LS) waits for lo (BE) and is
+        # withdrawn at 30 as above (one pod waits, so the order changes nothing); the header says so.
+        doc, _ = run([*preempt, "--queue", "priority", "--priority-by-qos", "-q"], out)
+        m = doc["summary"][0]["metrics"]
+        if (doc["queue"], doc["priority_by_qos"], doc["preemption"]) != ("priority", True, False):
+            fail(f"--queue priority: header {doc['queue']!r}, {doc['priority_by_qos']}, {doc['preemption']}")
+        if (m["placed_pods"]["values"], m["withdrawn_pods"]["values"]) != ([1], [1]):
+            fail(f"--queue priority: placed {m['placed_pods']['values']}, withdrawn {m['withdrawn_pods']['values']}")
 
         if with_scenario:
             doc, err = run(["--scenario", str(src / "data/scenarios/seed.yaml"), "--profiles", "kube-default,gpusched",

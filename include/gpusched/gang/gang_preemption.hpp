@@ -3,6 +3,7 @@
 //
 //   gang_preemptor pre(profile);                         // C = bound_cluster<...> (PodsOnNodes)
 //   pod_gang pg = gang_from_pods(unit.pods);             // or name_members(make_gang(...))
+//   // the cycle's gang_placer::place failed first (it ran the profile's PreFilter; plan runs none)
 //   gang_preemption_result r = pre.plan(cluster, pg.spec, now, &budget);   // dry run, c unchanged
 //   if (r) pre.apply(cluster, pg, r, now, &budget);      // one transaction: victims out, gang in
 //   else puts(r.explain(pg.spec).c_str());

@@ -54,10 +54,12 @@ struct gang_options {
   capacity_limits limits{};  // set to the overcommit ratios of the profile's resource_fit
   bool elastic = true;       // place up to each role's desired_count when there is room
   bool prefer_racks = true;  // group members in as few racks as possible (RackedNodes clusters)
-  // Run the profile's PreFilter (scoring/scorer.hpp) once per role before packing: a placement that
-  // is a scheduling cycle of its own. False for what-ifs inside a cycle that already ran it, as
-  // gang_preemptor's dry runs are (Kubernetes' PostFilter reuses the cycle's PreFilter state, it
-  // does not run PreFilter again), so a scorer that counts the pods it sees counts each gang once.
+  // Run the profile's PreFilter (scoring/scorer.hpp) once per role asked for, once per place or
+  // extend (an elastic gang's several packings included): a placement that is a scheduling cycle of
+  // its own. False for what-ifs inside a cycle that already ran it, as gang_preemptor's dry runs
+  // are (Kubernetes' PostFilter reuses the cycle's PreFilter state, it does not run PreFilter
+  // again), so a scorer that counts the pods it sees counts each gang once. gang_preemptor sets it
+  // false whatever the caller gives: run the gang's own place first, as a scheduling cycle does.
   bool pre_filter = true;
 };
 
@@ -102,6 +104,7 @@ class gang_placer {
       elastic_differs = elastic_differs || want_[r] != min_[r];
     }
     start(g, out);
+    pre_filter(c, g, want_);
     if (elastic_differs) {
       transaction<X> tx(c, std::move(log_));
       if (pack_roles(c, g, want_, true, tx, out)) {
@@ -141,6 +144,7 @@ class gang_placer {
     if (out.per_role.size() != g.roles.size()) out.per_role.assign(g.roles.size(), 0);
     const std::size_t keep = out.members.size();
     had_.assign(out.per_role.begin(), out.per_role.end());
+    pre_filter(c, g, more);
     transaction<X> tx(c, std::move(log_));
     const bool ok = pack_roles(c, g, more, all_or_nothing, tx, out);
     if (!ok && all_or_nothing) {
@@ -253,16 +257,21 @@ class gang_placer {
     });
   }
 
+  // PreFilter (scoring/scorer.hpp), as schedule_one runs it: once per role asked for, by its member
+  // pod, before any role is packed (so a role after one that fails is seen too). Once per place or
+  // extend, however many packings an elastic gang then tries.
   template <MutableCluster X>
-  bool pack_roles(X& c, const gang_spec& g, std::span<const std::int32_t> more, bool all_or_nothing,
-                  transaction<X>& tx, gang_result& out) {
-    // PreFilter (scoring/scorer.hpp), as schedule_one runs it: once per role asked for, by its member
-    // pod, before any role is packed (so a role after one that fails is seen too).
+  void pre_filter(const X& c, const gang_spec& g, std::span<const std::int32_t> more) {
     if constexpr (requires { profile_.pre_filter(c, g.roles[0].member); }) {
       for (std::size_t r = 0; opts_.pre_filter && r < g.roles.size(); ++r) {
         if (more[r] > 0) profile_.pre_filter(c, g.roles[r].member);
       }
     }
+  }
+
+  template <MutableCluster X>
+  bool pack_roles(X& c, const gang_spec& g, std::span<const std::int32_t> more, bool all_or_nothing,
+                  transaction<X>& tx, gang_result& out) {
     order_roles(g);
     for (std::uint32_t r : role_order_) {
       const std::int64_t need = more[r];

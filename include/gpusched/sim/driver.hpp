@@ -17,10 +17,11 @@
 //   4. a scheduling cycle, when step 2 freed resources (or step 1 sampled, with cycle_after_sample)
 //      and the queue is not empty: the queue pops units until it has none (one pass,
 //      queue/queue_sort.hpp), each placed or found unschedulable;
-//      with skip_failed_shapes a pod shape that failed in this pass is not tried again (the pass only
-//      takes resources away, so it would fail again); with the preempt action the shape includes
-//      the pod's priority and tier (what it may evict), and a preemption, whose victims may free
-//      more than the preemptor takes, lets every shape be tried again;
+//      with skip_failed_shapes a pod that asks exactly what one that failed in this pass asked
+//      (every resource, QoS, tenant, no placement constraints; with preemption, also priority and
+//      tier: what it may evict) is not tried (the pass only takes resources away, so it would fail
+//      again); a preemption, whose victims may free more than the preemptor takes, lets every pod be
+//      tried again;
 //   5. arrivals at `now`, in job index order (jobs may be listed in any order): each is tried at
 //      once; one that fits nowhere tries the preempt action, then waits in the queue (requeue) or
 //      fails for good (the FGD paper's rule);
@@ -53,7 +54,7 @@
 // (a victim already queued is not pushed again); a workload with seq(j) gives a sorted queue its
 // order among equals.
 // The driver allocates nothing per event once its vectors have grown (the queue and the actions
-// keep their own promises; the skip_failed_shapes pass builds shape keys).
+// keep their own promises).
 #pragma once
 
 #include <algorithm>
@@ -94,7 +95,7 @@ struct driver_job {
 struct driver_options {
   double sample_period = 0.0;      // seconds between observer.sample calls; 0: none
   bool requeue = true;             // a job that fits nowhere waits in the queue; false: it fails for good
-  bool skip_failed_shapes = false; // within one cycle, a pod shape that failed is not tried again
+  bool skip_failed_shapes = false; // within one cycle, a pod like one that failed is not tried (step 4 above)
   double first_sample = -1.0;      // time of the first sample; < 0: the first arrival
   bool sample_steps = false;       // every sample time up to the horizon is a step (needs a finite horizon)
   bool cycle_after_sample = false; // a step that took a sample runs a cycle
@@ -144,6 +145,7 @@ class preempt_action {
   // `active` false: the action finds no plan (a configuration that switches preemption at run time).
   explicit preempt_action(Profile fit, preemption_options o = {}, preemption_budget* budget = nullptr, bool active = true)
       : pre_(std::move(fit), o), budget_(budget), active_(active) {}
+  [[nodiscard]] bool active() const noexcept { return active_; }
 
   // Plans for `p` (scheduled as such) and, when a plan is found, applies it with `bound_as` (the
   // same pod under the name the cluster records). Returns the applied plan, or one not found.
@@ -402,6 +404,7 @@ class driver {
       const preemption_result plan = preempt_(c_, p, w_.bound_spec(j), now);
       if (!plan) return false;
       victims_.clear();
+      released_ = released_ || !plan.victims.empty();
       for (const preemption_victim& v : plan.victims) {  // already released by the plan's transaction
         const std::uint32_t vj = id_job_[v.record.id];
         victims_.push_back(vj);
@@ -504,12 +507,29 @@ class driver {
     while (!ends_.empty() && stale(ends_.top())) ends_.pop();
   }
 
+  // skip_failed_shapes: whether b is sure to fail where a failed in this pass (which only takes
+  // resources away): the same request of every resource a filter reads (CPU, memory, GPUs and their
+  // share and memory, GPU models, served model, named resources), the same QoS and tenant, no
+  // placement constraints, and with preemption on, the same priority and tier (what it may evict).
+  bool fails_alike(const pod& a, const pod& b) const noexcept {
+    if (a.cpu_milli != b.cpu_milli || a.memory_mib != b.memory_mib || a.num_gpu != b.num_gpu ||
+        a.gpu_milli != b.gpu_milli || a.gpu_mem_mib != b.gpu_mem_mib || a.model_type != b.model_type ||
+        a.qos != b.qos || a.allowed_models != b.allowed_models || a.scalars != b.scalars || a.tenant != b.tenant ||
+        a.placement.has_value() || b.placement.has_value()) {
+      return false;
+    }
+    if constexpr (Preempt::enabled) {
+      if (preempt_.active() && (a.priority != b.priority || a.tier_ != b.tier_)) return false;
+    }
+    return true;
+  }
+
   // One pass of the queue (queue/queue_sort.hpp): each unit popped once and resolved. The pods of a
   // unit (a gang in the two-tier queue) are tried one by one, all of them (members placed stay);
   // with an active gang action a gang member places its whole gang, once per cycle, and the unit
   // stops at the first failure. A pod already placed (by its gang) counts as placed.
   void cycle(double now) {
-    failed_shapes_.clear();
+    failed_.clear();
     if constexpr (Gang::enabled) std::fill(gang_tried_.begin(), gang_tried_.end(), 0);
     while (const auto u = q_.pop(now)) {
       bool ok = true;
@@ -526,25 +546,19 @@ class driver {
             break;
           }
         } else if (o_.skip_failed_shapes) {
-          std::string key = shape_key(*pp);
-          // With preemption a pod's priority and tier decide what it may evict, so a pod of a
-          // failed shape may still place by preempting what the failed one could not.
-          if constexpr (Preempt::enabled) {
-            key += " priority=" + std::to_string(pp->priority) + " tier=" + std::to_string(static_cast<int>(pp->tier_));
-          }
-          if (std::find(failed_shapes_.begin(), failed_shapes_.end(), key) != failed_shapes_.end()) {
+          if (std::any_of(failed_.begin(), failed_.end(), [&](const pod* f) { return fails_alike(*f, *pp); })) {
             ok = false;
             break;
           }
-          const std::size_t preemptors_before = preemptors_;
+          released_ = false;
           if (!try_place(j, now, true)) {
-            failed_shapes_.push_back(std::move(key));
+            failed_.push_back(pp);
             ok = false;
             break;
           }
           // A preemption released its victims, which may leave room beyond the preemptor's: the
-          // pass no longer only takes resources away, so a failed shape may fit now.
-          if (preemptors_ != preemptors_before) failed_shapes_.clear();
+          // pass no longer only takes resources away, so a pod like a failed one may fit now.
+          if (released_) failed_.clear();
         } else if (!try_place(j, now, true)) {
           ok = false;
         }
@@ -577,7 +591,8 @@ class driver {
   std::vector<char> gang_started_, gang_tried_;
   std::vector<std::uint32_t> id_job_;  // the cluster's pod id -> job (preempt action on)
   std::vector<std::uint32_t> victims_; // the jobs of the plan being applied
-  std::vector<std::string> failed_shapes_;
+  std::vector<const pod*> failed_;  // skip_failed_shapes: the pods that failed in this pass
+  bool released_ = false;           // the last try_place released victims
   rejection_counts why_{};
   std::size_t next_ = 0, running_ = 0, preemptions_ = 0, preemptors_ = 0;
   double now_ = 0.0, last_ = 0.0, next_sample_ = 0.0;

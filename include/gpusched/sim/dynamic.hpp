@@ -8,9 +8,11 @@
 //   - A pod that does not fit waits, by arrival (dynamic_options::queue, fifo: the library's
 //     fifo_queue) or by priority, then arrival (priority: Kubernetes' PrioritySort, the default queue
 //     sort of kube-scheduler, priority_sort_queue; queue/queue_sort.hpp).
-//     After each batch of departures the queue is retried in order; within one pass a pod shape
-//     that failed is not tried again, since the pass only takes resources away. A waiting pod is
-//     withdrawn at its deletion_time (the user gave up).
+//     After each batch of departures the queue is retried in order; within one pass a pod that asks
+//     exactly what a failed one asked is not tried (driver_options::skip_failed_shapes: the pass
+//     only takes resources away; with preemption the priority must match too, and a preemption
+//     lets every pod be tried again). A waiting pod is withdrawn at its deletion_time (the user
+//     gave up).
 //   - Events at the same second: departures, then withdrawals, then the queue, then arrivals (the
 //     order of the simulation driver, sim/driver.hpp, which runs this replay).
 //   - With dynamic_options::preemption, a pod that fits nowhere may preempt lower-priority pods;
@@ -214,6 +216,8 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
                                  "dynamic mode needs creation_time and deletion_time (11-column pod file)");
   }
   if (o.sample_period <= 0) throw invalid_argument_error("dynamic_options.sample_period", "must be > 0");
+  if (o.queue != queue_order::fifo && o.queue != queue_order::priority)
+    throw invalid_argument_error("dynamic_options.queue", "must be queue_order::fifo or queue_order::priority");
   if (!(o.time_scale >= 1.0 && o.time_scale <= 1e9))
     throw invalid_argument_error("dynamic_options.time_scale", "must be within 1..1e9");
   const auto wall = std::chrono::steady_clock::now();

@@ -84,7 +84,7 @@ def replay(
     workers: int = 1,
     **options: Any,
 ) -> dict[str, Any]:
-    """Runs every policy (a name, or a Python scorer ``fn(NodeFeatures, Pod) -> scores``) on every seed: ``{"mode", "tune" | "time_scale", "runs": [run, ...]}`` with each
+    """Runs every policy (a name, or a Python scorer ``fn(NodeFeatures, Pod) -> scores``) on every seed: ``{"mode", "tune" | "time_scale" and "queue", "preemption", "runs": [run, ...]}`` with each
     run the dict of ``run_paper`` (mode="paper") or ``run_dynamic`` (mode="dynamic"), the shape
     ``gpusched.plot.plot_allocation`` reads. ``options`` go to the run function (record_events,
     max_pct, shuffle; sample_period_s, queue). ``preemption`` lets a pod that fits nowhere preempt
