@@ -193,6 +193,7 @@ struct dynamic_observer {
     res->max_pending = std::max(res->max_pending, d.pending());
   }
 };
+
 // fifo_order or priority_order, chosen at run time, so that the replay is compiled once.
 struct chosen_queue_order {
   bool by_priority = false;
