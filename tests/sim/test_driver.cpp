@@ -199,6 +199,22 @@ TEST_CASE("driver: an equal priority is no victim (Kubernetes preempts strictly 
   CHECK(join(got) == join(log_t{"arrive x@0", "place x@0", "arrive y@4", "complete x@10", "place-waited y@10", "complete y@20"}));
 }
 
+namespace {
+// skip_failed_shapes is a shortcut: w replays to `want` on a FIFO queue with it on and off (with the
+// preempt action over the fit checks when `preempt`).
+void check_with_and_without_skip(test_workload& w, const log_t& want, bool preempt) {
+  for (const bool skip : {true, false}) {
+    CAPTURE(skip);
+    fifo_queue q;
+    driver_options o;
+    o.skip_failed_shapes = skip;
+    const log_t got = preempt ? run(w, q, o, replay_preempt_action(replay_fit_profile(), preemption_options{}))
+                              : run(w, q, o);
+    CHECK(join(got) == join(want));
+  }
+}
+}  // namespace
+
 TEST_CASE("driver: skip_failed_shapes keys a shape by priority too, so a waiting pod may still preempt") {
   // a (priority 9) holds the GPU 0..10; c, d (priority 0) and e (priority 9) arrive at 1, 2, 3 and
   // wait (no lower priority runs). At 10 the pass places c; d fails (c is no victim of an equal
@@ -214,13 +230,7 @@ TEST_CASE("driver: skip_failed_shapes keys a shape by priority too, so a waiting
                    "arrive e@3",          "complete a@10", "place-waited c@10", "preempted c@10",
                    "place-waited e@10",   "complete e@30", "place-waited d@30", "complete d@130",
                    "place-waited c@130",  "complete c@230"};
-  for (const bool skip : {true, false}) {
-    CAPTURE(skip);
-    fifo_queue q;
-    driver_options o;
-    o.skip_failed_shapes = skip;
-    CHECK(join(run(w, q, o, replay_preempt_action(replay_fit_profile(), preemption_options{}))) == join(want));
-  }
+  check_with_and_without_skip(w, want, true);
 }
 
 TEST_CASE("driver: skip_failed_shapes tries every shape again after a preemption, whose victims may free more") {
@@ -243,13 +253,7 @@ TEST_CASE("driver: skip_failed_shapes tries every shape again after a preemption
                    "arrive s@4",        "complete a@10",    "place-waited b@10",  "preempted b@10",  "place-waited h@10",
                    "place-waited s@10", "complete h@30",    "place-waited s2@30", "complete s@110",  "complete s2@130",
                    "place-waited b@130", "complete b@230"};
-  for (const bool skip : {true, false}) {
-    CAPTURE(skip);
-    fifo_queue q;
-    driver_options o;
-    o.skip_failed_shapes = skip;
-    CHECK(join(run(w, q, o, replay_preempt_action(replay_fit_profile(), preemption_options{}))) == join(want));
-  }
+  check_with_and_without_skip(w, want, true);
 }
 
 TEST_CASE("driver: skip_failed_shapes skips only a pod that asks exactly what a failed one asked") {
@@ -266,13 +270,7 @@ TEST_CASE("driver: skip_failed_shapes skips only a pod that asks exactly what a 
   const log_t want{"arrive blk@0",  "place blk@0",       "arrive a@1",         "arrive p1@2",
                    "arrive p2@3",   "complete blk@10",   "place-waited a@10",  "place-waited p2@10",
                    "complete p2@30", "complete a@110",   "place-waited p1@110", "complete p1@120"};
-  for (const bool skip : {true, false}) {
-    CAPTURE(skip);
-    fifo_queue q;
-    driver_options o;
-    o.skip_failed_shapes = skip;
-    CHECK(join(run(w, q, o)) == join(want));
-  }
+  check_with_and_without_skip(w, want, false);
 }
 
 TEST_CASE("driver: bad jobs and options are refused before anything runs") {

@@ -50,6 +50,15 @@ struct pod {
   }
 };
 
+// Whether a and b ask for the same resources: CPU, memory, GPUs (count, share, GPU memory), the
+// GPU models allowed, the served model and the QoS class. Pods so alike make one gang role
+// (gang/gang_pods.hpp); the simulation driver's retry rule adds what it also needs (sim/driver.hpp).
+inline bool same_shape(const pod& a, const pod& b) noexcept {
+  return a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib && a.num_gpu == b.num_gpu &&
+         a.gpu_milli == b.gpu_milli && a.gpu_mem_mib == b.gpu_mem_mib && a.allowed_models == b.allowed_models &&
+         a.model_type == b.model_type && a.qos == b.qos;
+}
+
 // A priority given as a wider integer (Python, YAML) as Kubernetes' int32; throws
 // invalid_argument_error naming `field` when it does not fit.
 inline std::int32_t checked_priority(std::int64_t v, const std::string& field) {

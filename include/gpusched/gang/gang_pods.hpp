@@ -50,12 +50,6 @@ struct pod_gang {
 
 namespace gang_pods_detail {
 
-inline bool same_shape(const pod& a, const pod& b) noexcept {
-  return a.cpu_milli == b.cpu_milli && a.memory_mib == b.memory_mib && a.num_gpu == b.num_gpu &&
-         a.gpu_milli == b.gpu_milli && a.gpu_mem_mib == b.gpu_mem_mib && a.allowed_models == b.allowed_models &&
-         a.model_type == b.model_type && a.qos == b.qos;
-}
-
 template <class Get>
 pod_gang build(std::size_t n, Get&& get) {
   if (n == 0) throw invalid_argument_error("gang.pods", "a gang needs at least one pod");

@@ -78,7 +78,6 @@
 #include "gpusched/queue/queue_sort.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/sim/metrics.hpp"
-#include "gpusched/sim/trace.hpp"
 
 namespace gpusched::sim {
 
@@ -508,14 +507,12 @@ class driver {
   }
 
   // skip_failed_shapes: whether b is sure to fail where a failed in this pass (which only takes
-  // resources away): the same request of every resource a filter reads (CPU, memory, GPUs and their
-  // share and memory, GPU models, served model, named resources), the same QoS and tenant, no
-  // placement constraints, and with preemption on, the same priority and tier (what it may evict).
+  // resources away): the same shape (core/pod.hpp: CPU, memory, GPUs, models, QoS), the same named
+  // resources and tenant, no placement constraints, and with preemption on, the same priority and
+  // tier (what it may evict).
   bool fails_alike(const pod& a, const pod& b) const noexcept {
-    if (a.cpu_milli != b.cpu_milli || a.memory_mib != b.memory_mib || a.num_gpu != b.num_gpu ||
-        a.gpu_milli != b.gpu_milli || a.gpu_mem_mib != b.gpu_mem_mib || a.model_type != b.model_type ||
-        a.qos != b.qos || a.allowed_models != b.allowed_models || a.scalars != b.scalars || a.tenant != b.tenant ||
-        a.placement.has_value() || b.placement.has_value()) {
+    if (!same_shape(a, b) || a.scalars != b.scalars || a.tenant != b.tenant || a.placement.has_value() ||
+        b.placement.has_value()) {
       return false;
     }
     if constexpr (Preempt::enabled) {
