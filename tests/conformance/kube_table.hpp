@@ -28,6 +28,8 @@ struct kpod {
   std::int64_t cpu = 0, mem = 0;
   int ext = 0;
 };
+// Req(cpu 1000, memory 2000) + Req(cpu 2000, memory 3000): a pod of both the upstream tables.
+inline const kpod p3000_5000{3000, 5000};
 struct placed {
   int node = 0;
   kpod pod;

@@ -20,19 +20,18 @@ using namespace gpusched;
 using namespace conformance;
 
 namespace {
-const least_allocated defaults{{1, 1, 0}};
-const least_allocated extended_set{{1, 1, 1}};
-const kpod p3000_5000{3000, 5000};  // Req(cpu 1000, memory 2000) + Req(cpu 2000, memory 3000)
+const least_allocated least_defaults{{1, 1, 0}};
+const least_allocated least_extended_set{{1, 1, 1}};
 }  // namespace
 
 TEST_CASE("conformance.least_allocated: nothing scheduled, nothing requested") {
   const auto c = cluster({{4000, 10000}, {4000, 10000}});
-  CHECK(scores(defaults, c, make({})) == expected{100, 100});
+  CHECK(scores(least_defaults, c, make({})) == expected{100, 100});
 }
 
 TEST_CASE("conformance.least_allocated: nothing scheduled, resources requested, differently sized nodes") {
   const auto c = cluster({{4000, 10000}, {6000, 10000}});
-  CHECK(scores(defaults, c, make(p3000_5000)) == expected{37, 50});
+  CHECK(scores(least_defaults, c, make(p3000_5000)) == expected{37, 50});
 }
 
 TEST_CASE("conformance.least_allocated: Resources not set, pods scheduled with error (scores only)") {
@@ -42,33 +41,33 @@ TEST_CASE("conformance.least_allocated: Resources not set, pods scheduled with e
 
 TEST_CASE("conformance.least_allocated: no resources requested, pods scheduled") {
   const auto c = cluster({{4000, 10000}, {4000, 10000}}, {{0, {}}, {0, {}}, {1, {}}, {1, {}}});
-  CHECK(scores(defaults, c, make({})) == expected{100, 100});
+  CHECK(scores(least_defaults, c, make({})) == expected{100, 100});
 }
 
 TEST_CASE("conformance.least_allocated: no resources requested, pods scheduled with resources") {
   const auto c = cluster({{10000, 20000}, {10000, 20000}},
                          {{0, {3000, 0}}, {0, {3000, 0}}, {1, {3000, 0}}, {1, {3000, 5000}}});
-  CHECK(scores(defaults, c, make({})) == expected{70, 57});
+  CHECK(scores(least_defaults, c, make({})) == expected{70, 57});
 }
 
 TEST_CASE("conformance.least_allocated: resources requested, pods scheduled with resources") {
   const auto c = cluster({{10000, 20000}, {10000, 20000}}, {{0, {3000, 0}}, {1, {3000, 5000}}});
-  CHECK(scores(defaults, c, make(p3000_5000)) == expected{57, 45});
+  CHECK(scores(least_defaults, c, make(p3000_5000)) == expected{57, 45});
 }
 
 TEST_CASE("conformance.least_allocated: resources requested, pods scheduled with resources, differently sized nodes") {
   const auto c = cluster({{10000, 20000}, {10000, 50000}}, {{0, {3000, 0}}, {1, {3000, 5000}}});
-  CHECK(scores(defaults, c, make(p3000_5000)) == expected{57, 60});
+  CHECK(scores(least_defaults, c, make(p3000_5000)) == expected{57, 60});
 }
 
 TEST_CASE("conformance.least_allocated: requested resources exceed node capacity") {
   const auto c = cluster({{4000, 10000}, {4000, 10000}}, {{0, {3000, 0}}, {1, {3000, 5000}}});
-  CHECK(scores(defaults, c, make({3000, 0})) == expected{50, 25});
+  CHECK(scores(least_defaults, c, make({3000, 0})) == expected{50, 25});
 }
 
 TEST_CASE("conformance.least_allocated: zero node resources, pods scheduled with resources") {
   const auto c = cluster({{0, 0}, {0, 0}}, {{0, {3000, 0}}, {1, {3000, 5000}}});
-  CHECK(scores(defaults, c, make({})) == expected{0, 0});
+  CHECK(scores(least_defaults, c, make({})) == expected{0, 0});
 }
 
 TEST_CASE("conformance.least_allocated: nothing scheduled, resources requested with different weight on CPU and memory, "
@@ -79,12 +78,12 @@ TEST_CASE("conformance.least_allocated: nothing scheduled, resources requested w
 
 TEST_CASE("conformance.least_allocated: bypass extended resource if the pod does not request") {
   const auto c = cluster({{6000, 10000}, {6000, 10000, 4}});
-  CHECK(scores(extended_set, c, make(p3000_5000)) == expected{50, 50});
+  CHECK(scores(least_extended_set, c, make(p3000_5000)) == expected{50, 50});
 }
 
 TEST_CASE("conformance.least_allocated: honor extended resource if the pod requests") {
   const auto c = cluster({{6000, 10000, 4}, {6000, 10000, 10}});
-  CHECK(scores(extended_set, c, make({3000, 5000, 2})) == expected{50, 60});
+  CHECK(scores(least_extended_set, c, make({3000, 5000, 2})) == expected{50, 60});
 }
 
 TEST_CASE("conformance.least_allocated: if the node doesn't have a resource") {

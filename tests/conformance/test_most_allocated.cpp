@@ -21,19 +21,18 @@ using namespace gpusched;
 using namespace conformance;
 
 namespace {
-const most_allocated defaults{{1, 1, 0}};
-const most_allocated extended_set{{1, 1, 1}};
-const kpod p3000_5000{3000, 5000};
+const most_allocated most_defaults{{1, 1, 0}};
+const most_allocated most_extended_set{{1, 1, 1}};
 }  // namespace
 
 TEST_CASE("conformance.most_allocated: nothing scheduled, nothing requested") {
   const auto c = cluster({{4000, 10000}, {4000, 10000}});
-  CHECK(scores(defaults, c, make({})) == expected{0, 0});
+  CHECK(scores(most_defaults, c, make({})) == expected{0, 0});
 }
 
 TEST_CASE("conformance.most_allocated: nothing scheduled, resources requested, differently sized nodes") {
   const auto c = cluster({{4000, 10000}, {6000, 10000}});
-  CHECK(scores(defaults, c, make(p3000_5000)) == expected{62, 50});
+  CHECK(scores(most_defaults, c, make(p3000_5000)) == expected{62, 50});
 }
 
 TEST_CASE("conformance.most_allocated: Resources not set, pods scheduled with error (scores only)") {
@@ -44,17 +43,17 @@ TEST_CASE("conformance.most_allocated: Resources not set, pods scheduled with er
 TEST_CASE("conformance.most_allocated: no resources requested, pods scheduled with resources") {
   const auto c = cluster({{10000, 20000}, {10000, 20000}},
                          {{0, {3000, 0}}, {0, {3000, 0}}, {1, {3000, 0}}, {1, {3000, 5000}}});
-  CHECK(scores(defaults, c, make({})) == expected{30, 42});
+  CHECK(scores(most_defaults, c, make({})) == expected{30, 42});
 }
 
 TEST_CASE("conformance.most_allocated: resources requested, pods scheduled with resources") {
   const auto c = cluster({{10000, 20000}, {10000, 20000}}, {{0, {3000, 0}}, {1, {3000, 5000}}});
-  CHECK(scores(defaults, c, make(p3000_5000)) == expected{42, 55});
+  CHECK(scores(most_defaults, c, make(p3000_5000)) == expected{42, 55});
 }
 
 TEST_CASE("conformance.most_allocated: resources requested equal node capacity") {
   const auto c = cluster({{5000, 10000}, {10000, 9000}});
-  CHECK(scores(defaults, c, make({5000, 9000})) == expected{95, 75});
+  CHECK(scores(most_defaults, c, make({5000, 9000})) == expected{95, 75});
 }
 
 TEST_CASE("conformance.most_allocated: nothing scheduled, resources requested, differently sized nodes (memory weight 2)") {
@@ -68,17 +67,17 @@ TEST_CASE("conformance.most_allocated: no resources requested, pods scheduled, n
   // DefaultMemoryRequest); nodes 250m and 1000Mi. Memory in MiB here: 200Mi and 1000Mi exactly.
   const kpod nonzero{100, 200};
   const auto c = cluster({{250, 1000}, {250, 1000}}, {{0, nonzero}, {0, nonzero}});
-  CHECK(scores(defaults, c, make(nonzero)) == expected{80, 30});
+  CHECK(scores(most_defaults, c, make(nonzero)) == expected{80, 30});
 }
 
 TEST_CASE("conformance.most_allocated: bypass extended resource if the pod does not request") {
   const auto c = cluster({{6000, 10000}, {6000, 10000, 4}});
-  CHECK(scores(extended_set, c, make(p3000_5000)) == expected{50, 50});
+  CHECK(scores(most_extended_set, c, make(p3000_5000)) == expected{50, 50});
 }
 
 TEST_CASE("conformance.most_allocated: honor extended resource if the pod request") {
   const auto c = cluster({{6000, 10000, 4}, {6000, 10000, 10}});
-  CHECK(scores(extended_set, c, make({3000, 5000, 2})) == expected{50, 40});
+  CHECK(scores(most_extended_set, c, make({3000, 5000, 2})) == expected{50, 40});
 }
 
 TEST_CASE("conformance.most_allocated: if the node doesn't have a resource") {

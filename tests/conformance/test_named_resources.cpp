@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "conformance/kube_table.hpp"
 #include "gpusched/core/bound_cluster.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/preflight/resource_fit.hpp"
@@ -192,13 +193,8 @@ in_memory_cluster two_extended(std::int64_t foo1, std::int64_t bar1, std::int64_
   return c;
 }
 
-template <class S>
-std::vector<std::int64_t> scores(const S& s, const in_memory_cluster& c, const pod& p) {
-  std::vector<std::int64_t> out;
-  for (node_index n = 0; n < c.size(); ++n) out.push_back(s.score(c, p, n));
-  return out;
-}
-using expected = std::vector<std::int64_t>;
+using conformance::expected;
+using conformance::scores;
 }  // namespace
 
 TEST_CASE("conformance.requested_to_capacity_ratio: TestResourceBinPackingMultipleExtended") {

@@ -6,6 +6,7 @@
 
 #include "gpusched/sim/experiment/report.hpp"
 #include "gpusched/sim/serving/scenario_yaml.hpp"
+#include "support/data_paths.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim;
@@ -13,11 +14,10 @@ using namespace gpusched::sim::experiment;
 
 namespace {
 
-const std::string seed_file = std::string(GPUSCHED_SOURCE_DIR) + "/data/scenarios/seed.yaml";
 
 // seed.yaml shrunk: `nodes` nodes, the first service only with `replicas` replicas, no training, no leaks.
 serving::scenario small(int nodes, int replicas, double duration_s) {
-  serving::scenario sc = serving::load_scenario(seed_file);
+  serving::scenario sc = serving::load_scenario(test_data::seed_scenario);
   sc.duration_s = duration_s;
   sc.nodes.count = nodes;
   sc.services.resize(1);
@@ -77,7 +77,7 @@ TEST_CASE("kube-default binds gang members one by one and a partial gang holds G
   // free node, worker 1 nowhere. kube-default keeps worker 0 bound: 8 GPUs held for the whole hour,
   // job never starts. gpusched places all or nothing: 0 GPU-hours held. Success: 1 pod of 3 ran.
   serving::scenario sc = small(2, 1, 3600.0);
-  serving::scenario full = serving::load_scenario(seed_file);
+  serving::scenario full = serving::load_scenario(test_data::seed_scenario);
   serving::training_config t = full.training.front();
   t.count = 1;
   t.submit_s = 0.0;

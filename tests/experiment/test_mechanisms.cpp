@@ -8,6 +8,7 @@
 
 #include "gpusched/sim/experiment/report.hpp"
 #include "gpusched/sim/serving/scenario_yaml.hpp"
+#include "support/data_paths.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim;
@@ -16,11 +17,10 @@ using namespace gpusched::sim::experiment;
 namespace {
 
 const std::string dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/scenarios";
-const std::string seed_file = dir + "/seed.yaml";
 
 // seed.yaml shrunk to one 8-GPU node, the ResNet-50 service only (10 QPS, no bursts), no training, no leaks.
 serving::scenario one_node(int replicas, double duration_s) {
-  serving::scenario sc = serving::load_scenario(seed_file);
+  serving::scenario sc = serving::load_scenario(test_data::seed_scenario);
   sc.duration_s = duration_s;
   sc.nodes.count = 1;
   sc.services.resize(1);
@@ -34,7 +34,7 @@ serving::scenario one_node(int replicas, double duration_s) {
 }
 
 serving::training_config job(int count, int gpus, milli cpu, double duration_s) {
-  serving::training_config t = serving::load_scenario(seed_file).training.front();
+  serving::training_config t = serving::load_scenario(test_data::seed_scenario).training.front();
   t.count = count;
   t.submit_s = 0.0;
   t.every_s = 0.0;
@@ -137,7 +137,7 @@ TEST_CASE("overcommit 1.2 lets two Burstable workers share a node's CPU that one
 }
 
 TEST_CASE("per-profile switches: defaults, overrides and errors naming field and line") {
-  const std::string text = serving::read_text_file(seed_file);
+  const std::string text = serving::read_text_file(test_data::seed_scenario);
   const serving::scenario sc = serving::parse_scenario(text, "seed.yaml", dir);
   const profile_wiring k = resolve_profile(sc, "kube-default");
   CHECK(k.preemption);

@@ -17,7 +17,7 @@ using namespace gpusched::kube;
 
 namespace {
 
-const char* const config = gpusched::extender::testing::seed_config;
+using gpusched::extender::testing::seed_config;
 
 kube_node cpu_node(const std::string& name) {
   kube_node n;
@@ -33,7 +33,7 @@ const std::string gpu_pod = R"({"metadata":{"name":"g","namespace":"default","ui
 }  // namespace
 
 TEST_CASE("extender/answers: names needing JSON escapes are written escaped, in filter and prioritize alike") {
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   // A quote, a backslash, a tab, a control character, UTF-8 (not escaped), DEL (not escaped).
   ext.replace_nodes({cpu_node("q\"uote"), cpu_node("back\\slash"), cpu_node("tab\tx"), cpu_node("ctl\x01"),
                      cpu_node("\xC3\xA9"), cpu_node("del\x7F")});
@@ -54,7 +54,7 @@ TEST_CASE("extender/answers: names needing JSON escapes are written escaped, in 
 }
 
 TEST_CASE("extender/answers: an extender that has no nodes yet answers every name as unknown") {
-  extender ext(config, "test.yaml");  // no list yet: the state was never built
+  extender ext(seed_config, "test.yaml");  // no list yet: the state was never built
   const std::string body = R"({"Pod":)" + cpu_pod + R"(,"NodeNames":["a","b"]})";
   const auto f = ext.filter(body);
   CHECK(f.status == 200);
@@ -66,7 +66,7 @@ TEST_CASE("extender/answers: an extender that has no nodes yet answers every nam
 }
 
 TEST_CASE("extender/answers: names in any order, repeated or unknown, are answered in the request's order") {
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   gpusched::extender::testing::seed_two_nodes(ext);
   // One whole GPU: "a" has one free V100, "b" its T4 (as in test_extender_fastjson.cpp).
   const auto f = ext.filter(R"({"Pod":)" + gpu_pod + R"(,"NodeNames":["b","ghost","a","b","a"]})");
@@ -88,8 +88,8 @@ TEST_CASE("extender/answers: names in any order, repeated or unknown, are answer
 
 TEST_CASE("extender/answers: prioritize after filter answers as if no filter had run, when the pod or the state changed") {
   // Two extenders with the same state: `warm` answers filter first, `cold` only prioritize.
-  extender warm(config, "test.yaml");
-  extender cold(config, "test.yaml");
+  extender warm(seed_config, "test.yaml");
+  extender cold(seed_config, "test.yaml");
   gpusched::extender::testing::seed_two_nodes(warm);
   gpusched::extender::testing::seed_two_nodes(cold);
   const std::string names = R"(,"NodeNames":["a","b"]})";

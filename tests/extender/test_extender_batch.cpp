@@ -20,7 +20,7 @@ using namespace gpusched::kube;
 
 namespace {
 
-const char* const seed_config = gpusched::extender::testing::seed_config;
+using gpusched::extender::testing::seed_config;
 
 // Kubernetes' own scores beside the seed's, with NodeResourcesFit as an explicit filter (and
 // Kubernetes' default plugins off: NodeUnschedulable, TaintToleration and NodeAffinity have no batch form).

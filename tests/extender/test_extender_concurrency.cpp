@@ -19,7 +19,7 @@ using namespace gpusched::kube;
 
 namespace {
 
-const char* const config = gpusched::extender::testing::seed_config;
+using gpusched::extender::testing::seed_config;
 
 std::string pod_body(const std::string& uid, const json& names) {
   const json pod = {{"metadata", {{"name", uid}, {"namespace", "default"}, {"uid", uid}}},
@@ -32,7 +32,7 @@ std::string pod_body(const std::string& uid, const json& names) {
 
 TEST_CASE("extender/concurrency: decisions see one snapshot while binds and watch events change the state") {
   // Eight nodes of 2 x V100: binds go to n0..n6 (14 GPUs), watch events come and go on n7 only.
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   std::vector<kube_node> nodes;
   json names = json::array();
   for (int i = 0; i < 8; ++i) {

@@ -21,20 +21,20 @@ using namespace gpusched::kube;
 
 namespace {
 
-const char* const config = gpusched::extender::testing::seed_config;
+using gpusched::extender::testing::seed_config;
 
 // The fuzz harness's seed state.
 using gpusched::extender::testing::seed_two_nodes;
 void seed(extender& ext) { seed_two_nodes(ext); }
 
-struct pair_of_extenders {
-  extender fast{config, "test.yaml"};
-  extender slow{config, "test.yaml", [] {
+struct simdjson_pair {
+  extender fast{seed_config, "test.yaml"};
+  extender slow{seed_config, "test.yaml", [] {
                   options o;
                   o.simdjson = false;
                   return o;
                 }()};
-  pair_of_extenders() {
+  simdjson_pair() {
     seed(fast);
     seed(slow);
   }
@@ -59,7 +59,7 @@ const std::string pod = R"({"metadata":{"name":"p","namespace":"default","uid":"
 }  // namespace
 
 TEST_CASE("extender/readers: a plain request is read by simdjson when built with it, with the hand-worked answer") {
-  pair_of_extenders x;
+  simdjson_pair x;
   const std::string body = R"({"Pod":)" + pod + R"(,"NodeNames":["a","b","ghost"],"Nodes":null})";
   const auto f = x.fast.filter(body);
   // One whole GPU: "a" has one free V100, "b" its T4; "ghost" is not known.
@@ -75,7 +75,7 @@ TEST_CASE("extender/readers: a plain request is read by simdjson when built with
 }
 
 TEST_CASE("extender/readers: edge cases answer the same through either reader") {
-  pair_of_extenders x;
+  simdjson_pair x;
   const std::vector<std::string> bodies = {
       // NodeNames forms: escapes, a repeated key (the last wins), a later non-array value, wrong elements.
       R"({"Pod":)" + pod + R"(,"NodeNames":["x"],"NodeNames":["\u0061","b"]})",
@@ -128,7 +128,7 @@ TEST_CASE("extender/readers: edge cases answer the same through either reader") 
 }
 
 TEST_CASE("extender/readers: every input of the fuzz corpus answers the same through either reader") {
-  pair_of_extenders x;
+  simdjson_pair x;
   const std::filesystem::path dir = std::filesystem::path(GPUSCHED_SOURCE_DIR) / "tests/fuzz/corpus/extender";
   int inputs = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {

@@ -22,7 +22,6 @@ using nlohmann::literals::operator""_json;
 namespace {
 
 using gpusched::extender::testing::seed_config;
-const char* const config = seed_config;
 
 // A node of two V100-32GB; `annotations` lands in metadata.annotations.
 json node_json(const std::string& name, const json& annotations = json::object()) {
@@ -57,7 +56,7 @@ TEST_CASE("extender/seed config: the tests' configuration is data/scheduler-conf
 }
 
 TEST_CASE("extender/NodeNames: every element must be a string, named by its index, and nothing is remembered") {
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   ext.replace_nodes({translate_node(node_json("a")), translate_node(node_json("b"))});
   const json pod = pod_json("p", {{"cpu", "1"}, {"memory", "1Gi"}});
   const auto a = ext.filter(json{{"Pod", pod}, {"NodeNames", {"a", 7, "b"}}}.dump());
@@ -78,7 +77,7 @@ TEST_CASE("extender/NodeNames: every element must be a string, named by its inde
 
 TEST_CASE(
     "extender/NodeNames: escapes are decoded, a repeated key keeps the last array, nested keys are not the list") {
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   ext.replace_nodes({translate_node(node_json("a")), translate_node(node_json("b"))});
   const std::string pod = pod_json("p", {{"cpu", "1"}, {"memory", "1Gi"}}).dump();
   // "\u0061" is "a"; the first NodeNames array is replaced by the second, as in a json tree.
@@ -141,7 +140,7 @@ TEST_CASE("kube/hami: the register annotation's JSON and text forms give UUIDs b
 }
 
 TEST_CASE("extender/bind: HAMi's annotations name the chosen GPU's UUID, the node and the allocating phase") {
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   const json reg =
       R"([{"id":"GPU-aaa","count":10,"devmem":32768},{"id":"GPU-bbb","index":1,"count":10,"devmem":32768}])"_json;
   ext.replace_nodes({translate_node(node_json("a", {{"hami.io/node-nvidia-register", reg.dump()}})),
@@ -188,7 +187,7 @@ TEST_CASE("extender/bind: HAMi's annotations name the chosen GPU's UUID, the nod
 TEST_CASE("extender/errors: an error quoting invalid UTF-8 of the request is still a JSON answer (fuzz finding)") {
   // tests/fuzz/fuzz_extender.cpp found this: json::parse_error's text quotes the bytes last read, and
   // writing that text into the answer threw inside the error path (std::terminate).
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   const std::string pod = pod_json("p", {{"cpu", "1"}, {"memory", "1Gi"}}).dump();
   const auto a = ext.preempt(R"({"Pod":)" + pod + R"(,"NodeNameToMetaVictims":{"b":{"Pods":[],"NumPDBVi)" +
                              std::string(20, '\xff'));
@@ -199,7 +198,7 @@ TEST_CASE("extender/errors: an error quoting invalid UTF-8 of the request is sti
 }
 
 TEST_CASE("extender/ModelJob: an owned pod takes the ModelJob's fields, its labels fill the gaps and the fallback") {
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   ext.replace_nodes({translate_node(node_json("a"))});
   // A running pod labelled resnet50 / priority 2, owned by ModelJob default/serving.
   json running = pod_json("run", {{"cpu", "1"}, {"memory", "1Gi"}},
@@ -255,7 +254,7 @@ TEST_CASE("extender/ModelJob: an owned pod takes the ModelJob's fields, its labe
 TEST_CASE("extender/ModelJob: a pod built by hand (no translated own fields) keeps its spec's values as its own") {
   // tests/fuzz/fuzz_extender.cpp's seed pods are built without translate_pod; resolving them read
   // empty optionals (AddressSanitizer: global-buffer-overflow). Their spec's values are now their own.
-  extender ext(config, "test.yaml");
+  extender ext(seed_config, "test.yaml");
   ext.replace_nodes({translate_node(node_json("a"))});
   kube_pod run;
   run.uid = "run";

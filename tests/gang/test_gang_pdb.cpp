@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "gang/gang_fixtures.hpp"
 #include "gpusched/core/bound_cluster.hpp"
 #include "gpusched/gang/gang_pods.hpp"
 #include "gpusched/gang/gang_preemption.hpp"
@@ -17,11 +18,9 @@ using namespace gpusched;
 
 namespace {
 using cluster = bound_cluster<>;
-auto fit_profile() { return make_profile(checks(gpu_check{}, resource_fit{}), scores()); }
+using gang_test::fit_profile;
 using gpre = gang_preemptor<cluster, decltype(fit_profile())>;
-pod gpu_pod(const std::string& name, int priority, int gpus) {
-  return make_pod(name).cpu(1000).memory(1024).gpus(gpus).priority(priority);
-}
+using gang_test::gpu_pod;
 }  // namespace
 
 TEST_CASE("gang.preemption.PDB: a covered victim with no disruption left is reprieved first") {

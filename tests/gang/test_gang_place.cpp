@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gang/gang_fixtures.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/gang/nvlink_selector.hpp"
 #include "gpusched/gang/placement.hpp"
@@ -351,13 +352,7 @@ TEST_CASE("gang.place.same inputs give the same placement") {
 }
 
 namespace {
-// A scorer with a PreFilter hook (scoring/scorer.hpp) that records the pods it is asked about.
-struct prefilter_log {
-  std::shared_ptr<std::vector<std::string>> seen = std::make_shared<std::vector<std::string>>();
-  static constexpr std::string_view name() noexcept { return "PreFilterLog"; }
-  std::int64_t score(const in_memory_cluster&, const pod&, node_index) const { return 0; }
-  void pre_filter(const in_memory_cluster&, const pod& p) const { seen->push_back(p.name); }
-};
+using gang_test::prefilter_log;
 }  // namespace
 
 TEST_CASE("gang.place.PreFilter runs once per role asked for, before any role is packed") {

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gang/gang_fixtures.hpp"
 #include "gpusched/core/bound_cluster.hpp"
 #include "gpusched/gang/gang_pods.hpp"
 #include "gpusched/gang/gang_preemption.hpp"
@@ -27,7 +28,7 @@ using namespace gpusched;
 namespace {
 
 using cluster = bound_cluster<>;
-auto fit_profile() { return make_profile(checks(gpu_check{}, resource_fit{}), scores()); }
+using gang_test::fit_profile;
 using gpre = gang_preemptor<cluster, decltype(fit_profile())>;
 
 cluster nodes(int n) {
@@ -35,9 +36,7 @@ cluster nodes(int n) {
   for (int i = 0; i < n; ++i) c.base().add_node(testing::gpu_node("n" + std::to_string(i), 64000, 262144, 8));
   return c;
 }
-pod gpu_pod(const std::string& name, int priority, int gpus) {
-  return make_pod(name).cpu(1000).memory(1024).gpus(gpus).priority(priority);
-}
+using gang_test::gpu_pod;
 // Binds `count` pods name0.. of `gpus` GPUs each on node n, side by side from device 0.
 void fill(cluster& c, node_index n, const std::string& name, int count, int gpus, int priority, double start) {
   for (int i = 0; i < count; ++i) {
@@ -135,15 +134,7 @@ TEST_CASE("gang.preemption.the fewest victims: one 8-GPU pod rather than eight 1
 }
 
 namespace {
-// A scorer with a PreFilter hook (scoring/scorer.hpp) that records the pods it is asked about.
-struct prefilter_log {
-  std::shared_ptr<std::vector<std::string>> seen = std::make_shared<std::vector<std::string>>();
-  static constexpr std::string_view name() noexcept { return "PreFilterLog"; }
-  template <Cluster C>
-  std::int64_t score(const C&, const pod&, node_index) const { return 0; }
-  template <Cluster C>
-  void pre_filter(const C&, const pod& p) const { seen->push_back(p.name); }
-};
+using gang_test::prefilter_log;
 }  // namespace
 
 TEST_CASE("gang.preemption.a plan's what-ifs run no PreFilter: the cycle's own place ran it once") {

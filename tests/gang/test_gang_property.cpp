@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "gang/gang_fixtures.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/core/splitmix64.hpp"
 #include "gpusched/gang/coordinator.hpp"
@@ -89,11 +90,11 @@ workload generate(std::uint64_t seed) {
   return w;
 }
 
-auto profile() { return make_profile(checks(gpu_check{}, resource_fit{}), scores()); }
+using gang_test::fit_profile;
 
 bool fits_one_by_one(const in_memory_cluster& empty, const gang_spec& g) {
   in_memory_cluster c = empty;
-  scheduler<in_memory_cluster, decltype(profile())> s(profile());
+  scheduler<in_memory_cluster, decltype(fit_profile())> s(fit_profile());
   for (const auto& role : g.roles) {
     for (int k = 0; k < role.min_count; ++k) {
       if (!s.place_one(c, role.member)) return false;
@@ -115,7 +116,7 @@ std::string run(std::uint64_t seed, coverage& cov) {
 
   std::vector<bool> fits(w.gangs.size());
   {
-    gang_placer placer(profile());
+    gang_placer placer(fit_profile());
     for (std::size_t i = 0; i < w.gangs.size(); ++i) {
       in_memory_cluster probe = empty;
       const bool by_placer = placer.place(probe, w.gangs[i].g).placed;
@@ -127,7 +128,7 @@ std::string run(std::uint64_t seed, coverage& cov) {
     }
   }
 
-  gang_coordinator co(profile(), {}, w.holds);
+  gang_coordinator co(fit_profile(), {}, w.holds);
   std::map<gang_id, std::size_t> which;       // coordinator id -> workload gang
   std::map<gang_id, double> running_until;    // bound gangs and when they leave
   std::vector<bool> started(w.gangs.size(), false), submitted(w.gangs.size(), false);

@@ -1,6 +1,7 @@
 // Shared set-up for the preemption tests: a bound_cluster of GPU nodes and a two-check profile.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,17 @@ inline gpusched::pod gpu_pod(const std::string& name, int priority, int gpus, bo
   if (prod) b.prod();
   return b;
 }
+
+// Options that look at every node (no candidate sampling), so that outcomes are known by hand.
+inline gpusched::preemption_options all_nodes() {
+  gpusched::preemption_options o;
+  o.sample_candidates = false;
+  return o;
+}
+
+// Upstream's negPriority, lowPriority, midPriority, highPriority, veryHighPriority
+// (pkg/scheduler/framework/plugins/defaultpreemption/default_preemption_test.go).
+inline constexpr std::int32_t neg = -100, low = 0, mid = 100, high = 1000, very_high = 10000;
 
 inline std::vector<std::string> victim_names(const gpusched::preemption_result& r) {
   std::vector<std::string> v;

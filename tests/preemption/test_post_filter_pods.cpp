@@ -26,7 +26,7 @@ using namespace gpusched;
 
 namespace {
 
-constexpr std::int32_t low = 0, mid = 100, high = 1000, very_high = 10000;
+using fx::low, fx::mid, fx::high, fx::very_high;
 
 // onePodRes: allocatable pods 1, nothing else.
 node_index one_pod_node(fx::cluster& c, const std::string& name) {
@@ -40,11 +40,7 @@ void run_empty(fx::cluster& c, const std::string& name, std::int32_t priority, n
   fx::run(c, make_pod(name).cpu(0).memory(0).priority(priority), n, 0, 0.0);
 }
 
-preemption_options all_nodes() {
-  preemption_options o;
-  o.sample_candidates = false;
-  return o;
-}
+using fx::all_nodes;
 
 }  // namespace
 

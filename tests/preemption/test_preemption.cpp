@@ -9,11 +9,7 @@
 using namespace gpusched;
 
 namespace {
-preemption_options all_nodes() {
-  preemption_options o;
-  o.sample_candidates = false;
-  return o;
-}
+using fx::all_nodes;
 }  // namespace
 
 TEST_CASE("preemption.select victims: remove all lower, reprieve most important first") {

@@ -26,8 +26,7 @@ using namespace gpusched;
 
 namespace {
 
-// negPriority, lowPriority, midPriority, highPriority, veryHighPriority upstream.
-constexpr std::int32_t neg = -100, low = 0, mid = 100, high = 1000, very_high = 10000;
+using fx::neg, fx::low, fx::mid, fx::high, fx::very_high;  // upstream's priorities
 constexpr milli small = 100, medium = 200, large = 300, very_large = 500;
 
 struct bound_spec {
@@ -57,11 +56,7 @@ fx::cluster cluster_of(int nodes, const std::vector<bound_spec>& pods) {
   return c;
 }
 
-preemption_options all_nodes() {
-  preemption_options o;
-  o.sample_candidates = false;
-  return o;
-}
+using fx::all_nodes;
 
 }  // namespace
 

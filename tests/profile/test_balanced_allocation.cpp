@@ -35,16 +35,16 @@ std::vector<std::int64_t> scores(const in_memory_cluster& c, const pod& p, balan
   for (node_index n = 0; n < c.size(); ++n) out.push_back(b.score(c, p, n));
   return out;
 }
-using v = std::vector<std::int64_t>;
+using ints = std::vector<std::int64_t>;
 }  // namespace
 
 TEST_CASE("BalancedAllocation: nothing scheduled, resources requested, differently sized nodes") {
   in_memory_cluster c;
   c.add_node(testing::gpu_node("node1", 4000, 10000, 0));
   c.add_node(testing::gpu_node("node2", 6000, 10000, 0));
-  CHECK(scores(c, cpu_and_memory, balance_formula::after) == v{87, 100});
+  CHECK(scores(c, cpu_and_memory, balance_formula::after) == ints{87, 100});
   // node1: with 87, without (0, 0) 100: 50 + (50 + 87 - 100) / 2 = 68; node2: 100 and 100: 75.
-  CHECK(scores(c, cpu_and_memory, balance_formula::change) == v{68, 75});
+  CHECK(scores(c, cpu_and_memory, balance_formula::change) == ints{68, 75});
 }
 
 TEST_CASE("BalancedAllocation: resources requested, pods scheduled with resources (two node sizes)") {
@@ -56,14 +56,14 @@ TEST_CASE("BalancedAllocation: resources requested, pods scheduled with resource
     c.reserve(cpu_only, make_binding(cpu_only, 0, 0));
     c.reserve(cpu_and_memory, make_binding(cpu_and_memory, 1, 0));
     if (mem2 == 20000) {
-      CHECK(scores(c, cpu_and_memory, balance_formula::after) == v{82, 95});
+      CHECK(scores(c, cpu_and_memory, balance_formula::after) == ints{82, 95});
       // node1: with (.6, .25) 82, without (.3, 0) 85 -> 50 + 47/2 = 73;
       // node2: with (.6, .5) 95, without (.3, .25) 97 -> 50 + 48/2 = 74.
-      CHECK(scores(c, cpu_and_memory, balance_formula::change) == v{73, 74});
+      CHECK(scores(c, cpu_and_memory, balance_formula::change) == ints{73, 74});
     } else {
-      CHECK(scores(c, cpu_and_memory, balance_formula::after) == v{82, 80});
+      CHECK(scores(c, cpu_and_memory, balance_formula::after) == ints{82, 80});
       // node2: with (.6, .2) 80, without (.3, .1) 90 -> 50 + 40/2 = 70.
-      CHECK(scores(c, cpu_and_memory, balance_formula::change) == v{73, 70});
+      CHECK(scores(c, cpu_and_memory, balance_formula::change) == ints{73, 70});
     }
   }
 }
@@ -74,9 +74,9 @@ TEST_CASE("BalancedAllocation: requested resources at node capacity") {
   c.add_node(testing::gpu_node("node2", 6000, 10000, 0));
   c.reserve(cpu_only, make_binding(cpu_only, 0, 0));
   c.reserve(cpu_and_memory, make_binding(cpu_and_memory, 1, 0));
-  CHECK(scores(c, cpu_only, balance_formula::after) == v{50, 75});
+  CHECK(scores(c, cpu_only, balance_formula::after) == ints{50, 75});
   // node1: with (1, 0) 50, without (.5, 0) 75 -> 50 + 25/2 = 62; node2: with (1, .5) 75, without (.5, .5) 100 -> 62.
-  CHECK(scores(c, cpu_only, balance_formula::change) == v{62, 62});
+  CHECK(scores(c, cpu_only, balance_formula::change) == ints{62, 62});
 }
 
 TEST_CASE("BalancedAllocation: include scalar resource on a node for balanced resource allocation") {
@@ -88,10 +88,10 @@ TEST_CASE("BalancedAllocation: include scalar resource on a node for balanced re
   c.reserve(cpu_and_memory, make_binding(cpu_and_memory, 1, 0));
   const pod p = make_pod("p").memory(0).gpus(1);
   const resource_weights all{1, 1, 1};
-  CHECK(scores(c, p, balance_formula::after, all) == v{70, 65});
+  CHECK(scores(c, p, balance_formula::after, all) == ints{70, 65});
   // node1: with (.857, .125, .5) 70, without (.857, .125, .375) std .3039 -> 69: 50 + 51/2 = 75;
   // node2: with (.857, .125, .125) 65, without (.857, .125, 0) std .3781 -> 62: 50 + 53/2 = 76.
-  CHECK(scores(c, p, balance_formula::change, all) == v{75, 76});
+  CHECK(scores(c, p, balance_formula::change, all) == ints{75, 76});
 }
 
 TEST_CASE("BalancedAllocation: ChangeInBalance by default; BalanceAfter by the documented option") {

@@ -16,8 +16,7 @@
 using namespace gpusched;
 
 namespace {
-std::string error_of(const std::string& yaml) { return test::config_error_of(yaml); }
-const std::string head =
+const std::string v1beta2_head =
     "apiVersion: kubescheduler.config.k8s.io/v1beta2\n"
     "kind: KubeSchedulerConfiguration\n"
     "profiles:\n"
@@ -57,7 +56,7 @@ TEST_CASE("profile.the loaded profile decides like the static seed profile") {
 }
 
 TEST_CASE("profile.pluginConfig args") {
-  const auto cfg = parse_scheduler_config(head +
+  const auto cfg = parse_scheduler_config(v1beta2_head +
                                           "  percentageOfNodesToScore: 0\n"
                                           "  plugins:\n"
                                           "    filter:\n"
@@ -106,25 +105,25 @@ TEST_CASE("profile.pluginConfig args") {
 }
 
 TEST_CASE("profile.bad configs name file:line and load nothing") {
-  CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n") ==
+  CHECK(test::config_error_of(v1beta2_head + "  plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n") ==
         "cfg.yaml:8: profiles[0].plugins.score.enabled[0].name: unknown plugin 'NoSuchPlugin'");
-  CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: LoadAware\n        weight: 0\n") ==
+  CHECK(test::config_error_of(v1beta2_head + "  plugins:\n    score:\n      enabled:\n      - name: LoadAware\n        weight: 0\n") ==
         "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: weight of 'LoadAware' must be within 1..100, got 0");
-  CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: LoadAware\n        weight: 101\n") ==
+  CHECK(test::config_error_of(v1beta2_head + "  plugins:\n    score:\n      enabled:\n      - name: LoadAware\n        weight: 101\n") ==
         "cfg.yaml:9: profiles[0].plugins.score.enabled[0].weight: weight of 'LoadAware' must be within 1..100, got 101");
-  CHECK(error_of(head + "  plugins:\n    filter:\n      enabled:\n      - name: ModelAffinity\n") ==
+  CHECK(test::config_error_of(v1beta2_head + "  plugins:\n    filter:\n      enabled:\n      - name: ModelAffinity\n") ==
         "cfg.yaml:8: profiles[0].plugins.filter.enabled[0].name: plugin 'ModelAffinity' has no filter extension");
-  CHECK(error_of(head + "  plugin:\n") == "cfg.yaml:5: profiles[0].plugin: unknown key (allowed: schedulerName, plugins, pluginConfig, percentageOfNodesToScore)");
-  CHECK(error_of("apiVersion: v1\nkind: KubeSchedulerConfiguration\nprofiles: []\n") ==
+  CHECK(test::config_error_of(v1beta2_head + "  plugin:\n") == "cfg.yaml:5: profiles[0].plugin: unknown key (allowed: schedulerName, plugins, pluginConfig, percentageOfNodesToScore)");
+  CHECK(test::config_error_of("apiVersion: v1\nkind: KubeSchedulerConfiguration\nprofiles: []\n") ==
         "cfg.yaml:1: apiVersion: unsupported 'v1' (kubescheduler.config.k8s.io/v1beta2, v1beta3 or v1)");
-  CHECK(error_of(head + "  plugins: [\n") .rfind("cfg.yaml:", 0) == 0);  // malformed YAML
-  CHECK(error_of(head + "  pluginConfig:\n  - name: LoadAware\n    args: {resourceWeights: {cpu: -1}}\n  plugins:\n    score:\n"
+  CHECK(test::config_error_of(v1beta2_head + "  plugins: [\n") .rfind("cfg.yaml:", 0) == 0);  // malformed YAML
+  CHECK(test::config_error_of(v1beta2_head + "  pluginConfig:\n  - name: LoadAware\n    args: {resourceWeights: {cpu: -1}}\n  plugins:\n    score:\n"
                         "      enabled:\n      - name: LoadAware\n") ==
         "cfg.yaml:7: LoadAware.args.resourceWeights.cpu: must be within 0..100, got -1");
-  CHECK(error_of(head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[a]]}\n  plugins:\n    score:\n"
+  CHECK(test::config_error_of(v1beta2_head + "  pluginConfig:\n  - name: ModelAffinity\n    args: {interferingPairs: [[a]]}\n  plugins:\n    score:\n"
                         "      enabled:\n      - name: ModelAffinity\n") ==
         "cfg.yaml:7: ModelAffinity: each interfering pair must be [modelA, modelB]");
-  CHECK(error_of(head + "  plugins:\n    permit:\n      enabled:\n      - name: Coscheduling\n") ==
+  CHECK(test::config_error_of(v1beta2_head + "  plugins:\n    permit:\n      enabled:\n      - name: Coscheduling\n") ==
         "cfg.yaml:6: profiles[0].plugins.permit: extension point 'permit' is not configurable in gpusched profiles (multiPoint, preFilter, filter, score are)");
   CHECK_THROWS_AS(load_scheduler_config("/nonexistent/cfg.yaml"), file_error);
 }
@@ -139,7 +138,7 @@ TEST_CASE("profile.a host registers its own plugin") {
     a.allow_only({});
     p.add_score(prefer_even{}, w);
   });
-  const auto cfg = parse_scheduler_config<in_memory_cluster>(head + "  plugins:\n    score:\n      enabled:\n      - name: PreferEven\n",
+  const auto cfg = parse_scheduler_config<in_memory_cluster>(v1beta2_head + "  plugins:\n    score:\n      enabled:\n      - name: PreferEven\n",
                                                              "x.yaml", reg);
   in_memory_cluster c;
   for (int i = 0; i < 3; ++i) c.add_node(testing::gpu_node("n" + std::to_string(i), 1000, 1000, 0));
@@ -149,7 +148,7 @@ TEST_CASE("profile.a host registers its own plugin") {
 
 TEST_CASE("profile.FGDScore from a config decides like the static FGD profile; bad typical pods name file:line") {
   // Typical pods: half-GPU pods (share 3) and whole 1-GPU V100 pods (share 1): probabilities 0.75 / 0.25.
-  const std::string fgd_cfg = head +
+  const std::string fgd_cfg = v1beta2_head +
                               "  plugins:\n"
                               "    filter:\n"
                               "      enabled:\n"
@@ -192,7 +191,7 @@ TEST_CASE("profile.FGDScore from a config decides like the static FGD profile; b
   CHECK(a == b);
 
   const auto with_args = [&](const std::string& args) {
-    return error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n  pluginConfig:\n  - name: FGDScore\n    args:\n" + args);
+    return test::config_error_of(v1beta2_head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n  pluginConfig:\n  - name: FGDScore\n    args:\n" + args);
   };
   CHECK(with_args("      typicalPods: []\n") ==
         "cfg.yaml:12: FGDScore: typicalPods must be a non-empty list of {cpuMilli, gpuMilli, numGpu, share, gpuModels}");
@@ -206,7 +205,7 @@ TEST_CASE("profile.FGDScore from a config decides like the static FGD profile; b
         "cfg.yaml:13: FGDScore.args.typicalPods[0].memory: unknown key (allowed: cpuMilli, gpuMilli, numGpu, share, gpuModels)");
   CHECK(with_args("      typicalPods:\n      - {gpuMilli: 500, numGpu: 1, share: 1}\n      selectDevices: maybe\n") ==
         "cfg.yaml:14: FGDScore.args.selectDevices: expected true or false, got 'maybe'");
-  CHECK(error_of(head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n") ==
+  CHECK(test::config_error_of(v1beta2_head + "  plugins:\n    score:\n      enabled:\n      - name: FGDScore\n") ==
         "cfg.yaml:8: FGDScore: needs pluginConfig args.typicalPods (the workload's pod shapes and shares), or a "
             "workload from where it runs (the simulator's trace)");
 }

@@ -34,7 +34,7 @@ struct p {
 using ps = std::vector<p>;
 using ds = std::vector<std::string>;
 
-std::vector<std::string> checks_of(const dynamic_profile<in_memory_cluster>& prof) {
+std::vector<std::string> check_names_of(const dynamic_profile<in_memory_cluster>& prof) {
   std::vector<std::string> v;
   for (std::size_t i = 0; i < prof.check_count(); ++i) v.emplace_back(prof.check_name(i));
   return v;
@@ -51,7 +51,6 @@ const std::string v1 =
 scheduler_profile<in_memory_cluster> one(const std::string& text) {
   return std::move(parse_scheduler_config(text, "cfg.yaml").profiles.front());
 }
-std::string error_of(const std::string& yaml) { return test::config_error_of(yaml); }
 
 // Kubernetes' defaults gpusched has, as kube-scheduler orders them (default_plugins.go).
 const std::vector<std::string> default_filters = {"NodeUnschedulable", "TaintToleration", "NodeAffinity",
@@ -135,13 +134,13 @@ TEST_CASE("kube defaults.expandMultiPointPlugins: TestNewFrameworkMultiPointExpa
 
 TEST_CASE("kube defaults.a v1 profile that names no plugins runs Kubernetes' defaults gpusched has") {
   const auto sp = one(v1);
-  CHECK(checks_of(sp.profile) == default_filters);
+  CHECK(check_names_of(sp.profile) == default_filters);
   CHECK(scores_of(sp.profile) == default_scores);
   CHECK(sp.defaults_not_run == not_run);
   // Before v1: gpusched's own reading, NodeResourcesFit's filter alone (ADR 0002).
   const auto legacy = one("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n"
                           "profiles:\n- schedulerName: s\n");
-  CHECK(checks_of(legacy.profile) == std::vector<std::string>{"NodeResourcesFit"});
+  CHECK(check_names_of(legacy.profile) == std::vector<std::string>{"NodeResourcesFit"});
   CHECK(legacy.profile.score_plugin_count() == 0);
   CHECK(legacy.defaults_not_run.empty());
 }
@@ -151,7 +150,7 @@ TEST_CASE("kube defaults.a point's explicit list: after the defaults, or overrid
   auto sp = one(v1 + "  plugins:\n    filter:\n      enabled: [{name: GPUCheck}]\n");
   auto want = default_filters;
   want.push_back("GPUCheck");
-  CHECK(checks_of(sp.profile) == want);
+  CHECK(check_names_of(sp.profile) == want);
   // A default named at score overrides it: first, with the point's weight (a missing weight is 1,
   // not the default's 3: getScoreWeights reads Score.Enabled before MultiPoint).
   sp = one(v1 + "  plugins:\n    score:\n      enabled: [{name: NodeAffinity, weight: 7}, {name: TaintToleration}]\n");
@@ -159,13 +158,13 @@ TEST_CASE("kube defaults.a point's explicit list: after the defaults, or overrid
         ps{{"NodeAffinity", 7}, {"TaintToleration", 1}, {"LeastAllocated", 1}, {"NodeResourcesBalancedAllocation", 1}});
   // disabled '*' at score: the point's list alone; the filters keep the defaults.
   sp = one(v1 + "  plugins:\n    score:\n      disabled: [{name: '*'}]\n      enabled: [{name: LoadAware, weight: 10}]\n");
-  CHECK(checks_of(sp.profile) == default_filters);
+  CHECK(check_names_of(sp.profile) == default_filters);
   CHECK(scores_of(sp.profile) == ps{{"LoadAware", 10}});
   // Disabling one default at one point; at multiPoint it leaves every point.
   sp = one(v1 + "  plugins:\n    score:\n      disabled: [{name: NodeResourcesBalancedAllocation}]\n");
   CHECK(scores_of(sp.profile) == ps{{"TaintToleration", 3}, {"NodeAffinity", 2}, {"LeastAllocated", 1}});
   sp = one(v1 + "  plugins:\n    multiPoint:\n      disabled: [{name: TaintToleration}, {name: ImageLocality}]\n");
-  CHECK(checks_of(sp.profile) == std::vector<std::string>{"NodeUnschedulable", "NodeAffinity", "NodeResourcesFit"});
+  CHECK(check_names_of(sp.profile) == std::vector<std::string>{"NodeUnschedulable", "NodeAffinity", "NodeResourcesFit"});
   CHECK(scores_of(sp.profile) ==
         ps{{"NodeAffinity", 2}, {"LeastAllocated", 1}, {"NodeResourcesBalancedAllocation", 1}});
   CHECK(sp.defaults_not_run.size() == not_run.size() - 1);  // ImageLocality is disabled, not "not run"
@@ -180,7 +179,7 @@ TEST_CASE("kube defaults.multiPoint enables a plugin at every point it has, afte
   auto sp = one(v1 + "  plugins:\n    multiPoint:\n      enabled: [{name: LoadAware, weight: 4}, {name: GPUCheck}]\n");
   auto want = default_filters;
   want.insert(want.end(), {"LoadAwareFilter", "GPUCheck"});
-  CHECK(checks_of(sp.profile) == want);
+  CHECK(check_names_of(sp.profile) == want);
   auto scores = default_scores;
   scores.push_back({"LoadAware", 4});
   CHECK(scores_of(sp.profile) == scores);
@@ -191,32 +190,32 @@ TEST_CASE("kube defaults.multiPoint enables a plugin at every point it has, afte
   // v1beta3 has multiPoint without defaults; NodeResourcesFit's filter is then gpusched's implicit first check.
   sp = one("apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\nprofiles:\n"
            "- plugins:\n    multiPoint:\n      enabled: [{name: GPUCheck}, {name: LoadAware, weight: 2}]\n");
-  CHECK(checks_of(sp.profile) == std::vector<std::string>{"NodeResourcesFit", "GPUCheck", "LoadAwareFilter"});
+  CHECK(check_names_of(sp.profile) == std::vector<std::string>{"NodeResourcesFit", "GPUCheck", "LoadAwareFilter"});
   CHECK(scores_of(sp.profile) == ps{{"LoadAware", 2}});
 }
 
 TEST_CASE("kube defaults.errors name the line") {
   const std::string mp = v1 + "  plugins:\n    multiPoint:\n";  // multiPoint on line 6
-  CHECK(error_of(mp + "      enabled: [{name: ImageLocality}]\n") ==
+  CHECK(test::config_error_of(mp + "      enabled: [{name: ImageLocality}]\n") ==
         "cfg.yaml:7: profiles[0].plugins.multiPoint.enabled[0].name: plugin 'ImageLocality' is one of Kubernetes' "
         "defaults that gpusched does not have (it may be disabled, not enabled)");
-  CHECK(error_of(mp + "      enabled: [{name: GPUCheck, weight: 2}]\n") ==
+  CHECK(test::config_error_of(mp + "      enabled: [{name: GPUCheck, weight: 2}]\n") ==
         "cfg.yaml:7: profiles[0].plugins.multiPoint.enabled[0].weight: weight is only meaningful for score plugins");
-  CHECK(error_of(mp + "      enabled:\n      - name: LoadAware\n      - name: LoadAware\n") ==
+  CHECK(test::config_error_of(mp + "      enabled:\n      - name: LoadAware\n      - name: LoadAware\n") ==
         "cfg.yaml:9: profiles[0].plugins.multiPoint.enabled[1].name: plugin 'LoadAware' is listed twice in "
         "multiPoint.enabled (first at line 8)");
-  CHECK(error_of(mp + "      disabled: [{name: NodeResourceFit}]\n") ==
+  CHECK(test::config_error_of(mp + "      disabled: [{name: NodeResourceFit}]\n") ==
         "cfg.yaml:7: profiles[0].plugins.multiPoint.disabled[0].name: unknown plugin 'NodeResourceFit'");
-  CHECK(error_of("apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nprofiles:\n"
+  CHECK(test::config_error_of("apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\nprofiles:\n"
                  "- plugins:\n    multiPoint:\n      enabled: [{name: GPUCheck}]\n") ==
         "cfg.yaml:5: profiles[0].plugins.multiPoint: multiPoint needs apiVersion kubescheduler.config.k8s.io/v1beta3 "
         "or v1");
   // Args of such a default cannot be used: refused, not ignored.
-  CHECK(error_of(v1 + "  pluginConfig:\n  - name: PodTopologySpread\n    args: {defaultingType: List}\n") ==
+  CHECK(test::config_error_of(v1 + "  pluginConfig:\n  - name: PodTopologySpread\n    args: {defaultingType: List}\n") ==
         "cfg.yaml:6: profiles[0].pluginConfig[0].name: plugin 'PodTopologySpread' is one of Kubernetes' defaults that "
         "gpusched does not have: its args cannot be used (remove this entry)");
   // Disabling a Kubernetes default gpusched does not have is accepted at any point.
-  CHECK(error_of(v1 + "  plugins:\n    score:\n      disabled: [{name: ImageLocality}, {name: PodTopologySpread}]\n") ==
+  CHECK(test::config_error_of(v1 + "  plugins:\n    score:\n      disabled: [{name: ImageLocality}, {name: PodTopologySpread}]\n") ==
         "no error");
 }
 
@@ -242,7 +241,7 @@ TEST_CASE("kube defaults.v1 arg defaulting: resources [] is cpu and memory weigh
   // MostAllocated with the defaulted list: cpu 25, memory 20 -> 22.
   CHECK(score("      scoringStrategy: {type: MostAllocated, resources: []}\n") == 22);
   // validation_pluginargs.go: a scoringStrategy without a type is NotSupported "".
-  CHECK(error_of(v1 + "  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n"
+  CHECK(test::config_error_of(v1 + "  pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      scoringStrategy:\n"
                       "        resources: [{name: cpu}]\n") ==
         "cfg.yaml:9: NodeResourcesFit: scoringStrategy.type is required (LeastAllocated, MostAllocated or "
         "RequestedToCapacityRatio)");
@@ -257,7 +256,7 @@ TEST_CASE("kube defaults.gpusched's own files run exactly the plugins they list"
     const auto& sp = cfg.profiles.front();
     CHECK(sp.defaults_not_run.empty());
     const bool seed = std::string(f).find("seed") != std::string::npos || std::string(f) == "scheduler-config.yaml";
-    CHECK(checks_of(sp.profile) == std::vector<std::string>{"NodeResourcesFit", "GPUCheck"});
+    CHECK(check_names_of(sp.profile) == std::vector<std::string>{"NodeResourcesFit", "GPUCheck"});
     CHECK(scores_of(sp.profile) == (seed ? ps{{"LoadAware", 10}, {"ModelAffinity", 5}}
                                          : ps{{"LeastAllocated", 1}, {"NodeResourcesBalancedAllocation", 1}}));
   }

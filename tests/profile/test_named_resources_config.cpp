@@ -12,7 +12,7 @@
 using namespace gpusched;
 
 namespace {
-const std::string head =
+const std::string fit_config_head =
     "apiVersion: kubescheduler.config.k8s.io/v1\n"
     "kind: KubeSchedulerConfiguration\n"
     "profiles:\n"
@@ -33,7 +33,7 @@ TEST_CASE("config.named resources: TestResourceBinPackingMultipleExtended throug
   // requested_to_capacity_ratio_test.go (kubernetes commit 00b9ead02c37): intel.com/foo weight 3,
   // intel.com/bar weight 5, shape {0,0},{100,1}; node1 foo 8 bar 4, node2 foo 4 bar 8, pod foo 2 bar 2:
   // scores 4 and 3 (the table's "resources requested, pods scheduled with less resources").
-  const auto cfg = parse_scheduler_config(head +
+  const auto cfg = parse_scheduler_config(fit_config_head +
                                               "        type: RequestedToCapacityRatio\n"
                                               "        resources: [{name: intel.com/foo, weight: 3}, {name: intel.com/bar, weight: 5},\n"
                                               "                    {name: pods, weight: 7}]\n"
@@ -55,14 +55,14 @@ TEST_CASE("config.named resources: TestResourceBinPackingMultipleExtended throug
 
 TEST_CASE("config.named resources: bad names, repeated names and too many names are errors at their line") {
   using test::config_error_of;
-  const std::string bad = config_error_of(head + "        type: LeastAllocated\n        resources: [{name: 'not a name'}]\n");
+  const std::string bad = config_error_of(fit_config_head + "        type: LeastAllocated\n        resources: [{name: 'not a name'}]\n");
   CHECK(has(bad, "cfg.yaml:15"));
   CHECK(has(bad, "not a valid resource name"));
   const std::string twice =
-      config_error_of(head + "        type: LeastAllocated\n        resources: [{name: example.com/a}, {name: example.com/a}]\n");
+      config_error_of(fit_config_head + "        type: LeastAllocated\n        resources: [{name: example.com/a}, {name: example.com/a}]\n");
   CHECK(has(twice, "cfg.yaml:15"));
   CHECK(has(twice, "listed twice"));
-  std::string many = head + "        type: LeastAllocated\n        resources:\n";
+  std::string many = fit_config_head + "        type: LeastAllocated\n        resources:\n";
   for (int i = 0; i < 14; ++i) many += "        - {name: example.com/r" + std::to_string(i) + "}\n";
   const std::string too_many = config_error_of(many);
   CHECK(has(too_many, "cfg.yaml:29"));
@@ -71,7 +71,7 @@ TEST_CASE("config.named resources: bad names, repeated names and too many names 
 
 TEST_CASE("config.nonZeroRequests: NodeResourcesFit's option turns Kubernetes' non-zero request defaults on") {
   const auto with = [](const char* flag) {
-    return parse_scheduler_config(head + "        type: MostAllocated\n      nonZeroRequests: " + flag + "\n", "cfg.yaml");
+    return parse_scheduler_config(fit_config_head + "        type: MostAllocated\n      nonZeroRequests: " + flag + "\n", "cfg.yaml");
   };
   in_memory_cluster c;
   node_spec s{"n", 1000, 1000, {}, ""};
@@ -83,7 +83,7 @@ TEST_CASE("config.nonZeroRequests: NodeResourcesFit's option turns Kubernetes' n
   CHECK(raw[0] == (10 + 20) / 2);  // 100m of 1000m, 200 of 1000 MiB
   with("false").profiles[0].profile.score(c, make_pod("p"), nodes, raw);
   CHECK(raw[0] == 0);
-  CHECK(has(test::config_error_of(head + "        type: MostAllocated\n      nonZeroRequests: 3\n"), "cfg.yaml:15"));
+  CHECK(has(test::config_error_of(fit_config_head + "        type: MostAllocated\n      nonZeroRequests: 3\n"), "cfg.yaml:15"));
 }
 
 TEST_CASE("config.ignoredResources: NodeResourcesFit's filter skips ignored extended resources") {

@@ -13,18 +13,12 @@
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/scoring/fill_aware_binding.hpp"
 #include "support/builders.hpp"
+#include "support/typical_workloads.hpp"
 
 using namespace gpusched;
 
 namespace {
-// Two whole-GPU shapes, 4000 and 12000 milli-CPU per GPU, 0.4 each; a CPU-only shape, 2000, at 0.2.
-typical_workload two_ratios() {
-  typical_pod a, b, c;
-  a.cpu_milli = 4000, a.gpu_milli = 1000, a.num_gpu = 1, a.probability = 0.4;
-  b.cpu_milli = 12000, b.gpu_milli = 1000, b.num_gpu = 1, b.probability = 0.4;
-  c.cpu_milli = 2000, c.probability = 0.2;
-  return typical_workload({a, b, c});
-}
+using testing::two_ratios;
 node_spec cpu_node(std::string name, milli cpu) { return node_spec{std::move(name), cpu, 1 << 20, {}, ""}; }
 struct zero_score {  // a scorer without hooks
   static constexpr std::string_view name() noexcept { return "Zero"; }

@@ -7,18 +7,12 @@
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/scoring/fill_aware.hpp"
 #include "support/builders.hpp"
+#include "support/typical_workloads.hpp"
 
 using namespace gpusched;
 
 namespace {
-// Two whole-GPU shapes, equally likely: 4000 and 12000 milli-CPU per GPU; and a CPU-only shape at 0.2.
-typical_workload two_ratios() {
-  typical_pod a, b, c;
-  a.cpu_milli = 4000, a.gpu_milli = 1000, a.num_gpu = 1, a.probability = 0.4;
-  b.cpu_milli = 12000, b.gpu_milli = 1000, b.num_gpu = 1, b.probability = 0.4;
-  c.cpu_milli = 2000, c.probability = 0.2;
-  return typical_workload({a, b, c});
-}
+using testing::two_ratios;
 }  // namespace
 
 TEST_CASE("stranded_by_shape: the GPU shapes' stranding, each at its own ratio, weighted") {

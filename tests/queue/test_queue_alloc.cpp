@@ -1,29 +1,12 @@
 // Pushing and popping allocate nothing once the queue has seen its slots, tenants and buckets.
-// Counts every allocation of this test executable while a flag is set.
+// Counts every allocation of this test executable while armed (support/counting_new.hpp).
 #include <doctest/doctest.h>
 
-#include <cstdlib>
-#include <new>
 #include <string>
 #include <vector>
 
 #include "gpusched/queue/scheduling_queue.hpp"
-
-namespace {
-bool counting = false;
-std::size_t allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t n) {
-  if (counting) ++allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#include "support/counting_new.hpp"  // armed, allocations
 
 TEST_CASE("queue.no allocation per push or pop after warm-up") {
   using namespace gpusched;
@@ -45,9 +28,9 @@ TEST_CASE("queue.no allocation per push or pop after warm-up") {
     for (const pod& p : pods) q.released(p);
   };
   round();  // warm-up
-  counting = true;
   allocations = 0;
+  armed = true;
   round();
-  counting = false;
+  armed = false;
   CHECK(allocations == 0);
 }

@@ -12,6 +12,7 @@
 #include "gpusched/scoring/fgd.hpp"
 #include "support/builders.hpp"
 #include "support/minimal_cluster.hpp"
+#include "support/typical_workloads.hpp"
 
 using namespace gpusched;
 
@@ -22,17 +23,7 @@ static_assert(GpuSelector<fgd_scorer, archetype::minimal_cluster>);
 
 namespace {
 
-// Half of the workload asks for 1000m CPU and half a GPU, half is CPU-only.
-typical_workload half_and_half() {
-  typical_pod share;
-  share.cpu_milli = 1000;
-  share.gpu_milli = 500;
-  share.num_gpu = 1;
-  share.probability = 0.5;
-  typical_pod cpu;
-  cpu.probability = 0.5;
-  return typical_workload({share, cpu});
-}
+using testing::half_and_half;
 
 // Node a: 2 GPUs with 1000 and 300 free, 4000m CPU left (F = 0.5*300 + 0.5*1300 = 800).
 // Node b: 2 free GPUs, 5000m CPU left (F = 0 + 0.5*2000 = 1000).

@@ -5,6 +5,7 @@
 #include "gpusched/scoring/fill_aware.hpp"
 #include "support/builders.hpp"
 #include "support/minimal_cluster.hpp"
+#include "support/typical_workloads.hpp"
 
 using namespace gpusched;
 
@@ -12,17 +13,7 @@ static_assert(Scorer<fill_aware_scorer, archetype::minimal_cluster>);
 static_assert(GpuSelector<fill_aware_scorer, archetype::minimal_cluster>);
 
 namespace {
-// Half of the pods ask for 1000m CPU and 500 milli of one GPU, half are CPU-only.
-typical_workload half_and_half() {
-  typical_pod share;
-  share.cpu_milli = 1000;
-  share.gpu_milli = 500;
-  share.num_gpu = 1;
-  share.probability = 0.5;
-  typical_pod cpu;
-  cpu.probability = 0.5;
-  return typical_workload({share, cpu});
-}
+using testing::half_and_half;
 }  // namespace
 
 TEST_CASE("fill_aware.hole waste table, hand-computed") {

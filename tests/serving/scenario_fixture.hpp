@@ -5,9 +5,11 @@
 #include <cstddef>
 #include <string>
 
+#include "support/data_paths.hpp"
+
 namespace gpusched::test {
 
-inline const std::string interference_dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/interference/glet_2080ti/";
+inline const std::string& interference_dir = test_data::glet_2080ti_dir;
 
 // Lines 1-18: a scenario with one service, `duration_s` on line 2 and its `arrivals` on line 18.
 inline std::string minimal_scenario_head() {

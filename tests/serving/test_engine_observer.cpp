@@ -20,7 +20,7 @@ namespace {
 
 using cluster = bound_cluster<in_memory_cluster, engine_observer>;
 
-util_table toy_table() {
+util_table one_batch_table() {
   return util_table::parse(
       "bench,batch,avg_duration(ms),SM_util(%),l2_util(%),mem_util(%)\n"
       "m,1,10,50,40,60\n",
@@ -41,7 +41,7 @@ service_spec toy_service() {
 
 // Two nodes of two GPUs each, in the engine and in the cluster, in the same order.
 struct setup {
-  util_table t = toy_table();
+  util_table t = one_batch_table();
   latency_model lm{t, interference_constants{0.1, 0.7, 0.35, 0.09, 0.9}, {{"m", 1.0, 0.0}}, share_scaling::none};
   serving_engine e{lm, engine_options{5.0, 10.0, true, false}};  // startup 5 s: a placed replica is starting
   replica_id r0 = 0, r1 = 0;

@@ -5,20 +5,20 @@
 #include <vector>
 
 #include "gpusched/sim/serving/latency_model.hpp"
+#include "support/data_paths.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim::serving;
 
 namespace {
 
-const std::string data_dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/interference/glet_2080ti/";
 
 const util_table& table_2080ti() {
-  static const util_table t = util_table::load(data_dir + "UTIL.CSV", duration_unit::seconds);
+  static const util_table t = util_table::load(test_data::glet_2080ti_dir + "UTIL.CSV", duration_unit::seconds);
   return t;
 }
 const interference_constants& constants_2080ti() {
-  static const interference_constants c = interference_constants::load(data_dir + "INT_MODEL_CONSTANT.CSV");
+  static const interference_constants c = interference_constants::load(test_data::glet_2080ti_dir + "INT_MODEL_CONSTANT.CSV");
   return c;
 }
 

@@ -7,17 +7,17 @@
 #include <vector>
 
 #include "gpusched/sim/serving/engine.hpp"
+#include "support/data_paths.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim::serving;
 
 namespace {
 
-const std::string data_dir = std::string(GPUSCHED_SOURCE_DIR) + "/data/interference/glet_2080ti/";
 
 struct v100_model {
-  util_table table = util_table::load(data_dir + "UTIL.CSV", duration_unit::seconds);
-  interference_constants constants = interference_constants::load(data_dir + "INT_MODEL_CONSTANT.CSV");
+  util_table table = util_table::load(test_data::glet_2080ti_dir + "UTIL.CSV", duration_unit::seconds);
+  interference_constants constants = interference_constants::load(test_data::glet_2080ti_dir + "INT_MODEL_CONSTANT.CSV");
   latency_model lm{table, constants, {{"resnet50", 0.2085, 0.0}, {"bert", 0.73, 0.0}}, share_scaling::amdahl_sm};
 };
 const v100_model& model() {

@@ -11,6 +11,7 @@
 #include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/replay_cluster.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim;
@@ -70,12 +71,11 @@ replay_cluster one_gpu() {
   return make_replay_cluster(std::span<const node_spec>(&n, 1));
 }
 
-auto fit() { return make_profile(checks(resource_fit{}, gpu_check{}), scores()); }
 
 template <class Q, class Preempt = no_preemption>
 std::vector<std::string> run(test_workload& w, Q& q, driver_options o = {}, Preempt pre = {}) {
   replay_cluster c = one_gpu();
-  scheduler<replay_cluster, decltype(fit())> s(fit());
+  scheduler<replay_cluster, decltype(testing::fit_only_profile())> s(testing::fit_only_profile());
   log_observer obs{&w, {}};
   drive(c, w, q, s, obs, o, std::move(pre));
   return obs.log;
@@ -275,7 +275,7 @@ TEST_CASE("driver: skip_failed_shapes skips only a pod that asks exactly what a 
 
 TEST_CASE("driver: bad jobs and options are refused before anything runs") {
   replay_cluster c = one_gpu();
-  scheduler<replay_cluster, decltype(fit())> s(fit());
+  scheduler<replay_cluster, decltype(testing::fit_only_profile())> s(testing::fit_only_profile());
   test_workload w;
   w.add(whole("a"), 5, 1);
   w.add(whole("b"), 3, -1);  // negative duration

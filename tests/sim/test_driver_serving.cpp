@@ -15,12 +15,13 @@
 #include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/replay_cluster.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim;
 
 namespace {
-pod whole(const char* name, const char* gang = nullptr, std::int32_t size = 0) {
+pod whole_gpu(const char* name, const char* gang = nullptr, std::int32_t size = 0) {
   auto b = make_pod(name).cpu(100).gpus(1);
   if (gang != nullptr) b.gang(gang, size);
   return b.build();
@@ -47,7 +48,7 @@ struct gang_workload {
   [[nodiscard]] std::uint64_t seq(std::uint32_t j) const noexcept { return seqs[j]; }
 };
 
-struct log_observer {
+struct gang_log_observer {
   const gang_workload* w;
   std::vector<std::string> log;
   double clock = 0.0;
@@ -82,15 +83,13 @@ replay_cluster gpus(int n) {
   return make_replay_cluster(std::span<const node_spec>(&node, 1));
 }
 
-auto fit() { return make_profile(checks(resource_fit{}, gpu_check{}), scores()); }
-using fit_profile = decltype(fit());
 
 // The scheduler, refusing every pod before `open` (a cluster state that changes with time only, as
 // the two-tier queue's backoffs do): only a cycle at or after `open` can place anything.
 struct gated_place {
   const double* clock;
   double open;
-  scheduler<replay_cluster, fit_profile> s{fit()};
+  scheduler<replay_cluster, testing::fit_only_profile_t> s{testing::fit_only_profile()};
   schedule_result schedule_one(replay_cluster& c, const pod& p) {
     if (*clock < open) return schedule_result{};
     return s.schedule_one(c, p);
@@ -98,17 +97,17 @@ struct gated_place {
 };
 
 using log_t = std::vector<std::string>;
-std::string join(const log_t& log) {
+std::string join_events(const log_t& log) {
   std::string s;
   for (const auto& e : log) s += (s.empty() ? "" : ", ") + e;
   return s;
 }
 
 template <class Q, class Gang = no_gang_action>
-log_t run(gang_workload& w, Q& q, int n_gpus, driver_options o, Gang gang = {}) {
+log_t run_gangs(gang_workload& w, Q& q, int n_gpus, driver_options o, Gang gang = {}) {
   replay_cluster c = gpus(n_gpus);
-  scheduler<replay_cluster, fit_profile> s(fit());
-  log_observer obs{&w, {}};
+  scheduler<replay_cluster, testing::fit_only_profile_t> s(testing::fit_only_profile());
+  gang_log_observer obs{&w, {}};
   drive(c, w, q, s, obs, o, no_preemption{}, std::move(gang));
   return obs.log;
 }
@@ -120,10 +119,10 @@ TEST_CASE("driver: queued arrivals wait for the step's cycle; the horizon stops 
   // at 12: pushed, the cycle finds no room. The loop stops after the step at 15 with b running and
   // c waiting; d, arriving at 15 (= the horizon), never comes.
   gang_workload w;
-  w.add(whole("a"), 0, 10);
-  w.add(whole("b"), 0, 10);
-  w.add(whole("c"), 12, 1);
-  w.add(whole("d"), 15, 1);
+  w.add(whole_gpu("a"), 0, 10);
+  w.add(whole_gpu("b"), 0, 10);
+  w.add(whole_gpu("c"), 12, 1);
+  w.add(whole_gpu("d"), 15, 1);
   fifo_queue q;
   driver_options o;
   o.queue_arrivals = true;
@@ -131,7 +130,7 @@ TEST_CASE("driver: queued arrivals wait for the step's cycle; the horizon stops 
   const log_t want = {"arrive a@0",  "arrive b@0",   "place a@0",  "step@0 run=1",
                       "complete a@10", "place b@10", "step@10 run=1", "arrive c@12",
                       "step@12 run=1", "step@15 run=1"};
-  CHECK(join(run(w, q, 1, o)) == join(want));
+  CHECK(join_events(run_gangs(w, q, 1, o)) == join_events(want));
   CHECK(q.size() == 1);  // c still waits
 }
 
@@ -143,7 +142,7 @@ TEST_CASE("driver: samples are steps from first_sample, and cycle_after_sample r
   for (const bool cycle : {false, true}) {
     CAPTURE(cycle);
     gang_workload w;
-    w.add(whole("a"), 0, never);
+    w.add(whole_gpu("a"), 0, never);
     fifo_queue q;
     driver_options o;
     o.queue_arrivals = true;
@@ -153,14 +152,14 @@ TEST_CASE("driver: samples are steps from first_sample, and cycle_after_sample r
     o.sample_steps = true;
     o.cycle_after_sample = cycle;
     replay_cluster c = gpus(1);
-    log_observer obs{&w, {}};
+    gang_log_observer obs{&w, {}};
     gated_place place{&obs.clock, 10.0};
     drive(c, w, q, place, obs, o);
     const log_t off = {"arrive a@0", "step@0 run=0", "sample@4",  "step@4 run=0",  "sample@8",
                        "step@8 run=0", "sample@12", "step@12 run=0", "sample@16", "step@16 run=0"};
     const log_t on = {"arrive a@0", "step@0 run=0", "sample@4",     "step@4 run=0", "sample@8",
                       "step@8 run=0", "sample@12", "place a@12", "step@12 run=1", "sample@16", "step@16 run=1"};
-    CHECK(join(obs.log) == join(cycle ? on : off));
+    CHECK(join_events(obs.log) == join_events(cycle ? on : off));
   }
 }
 
@@ -169,16 +168,16 @@ TEST_CASE("driver: a gang starts when its last member is placed and completes as
   // 10, arrives at 1: x takes the free GPU at 1, y waits (a partial gang holds x's GPU). At 5 a
   // completes and y is placed: the gang starts at 5 and ends at 15, when both members leave.
   gang_workload w;
-  w.add(whole("a"), 0, 5);
-  w.add(whole("x", "g", 2), 1, 10, 0);
-  w.add(whole("y", "g", 2), 1, 10, 0);
+  w.add(whole_gpu("a"), 0, 5);
+  w.add(whole_gpu("x", "g", 2), 1, 10, 0);
+  w.add(whole_gpu("y", "g", 2), 1, 10, 0);
   fifo_queue q;
   driver_options o;
   o.queue_arrivals = true;
   const log_t want = {"arrive a@0",    "place a@0",    "step@0 run=1",    "arrive x@1",  "arrive y@1",
                       "place x@1",     "step@1 run=2", "complete a@5",    "place y@5",   "gang-start 0@5",
                       "step@5 run=2",  "gang-end 0@15", "complete x@15", "complete y@15", "step@15 run=0"};
-  CHECK(join(run(w, q, 2, o)) == join(want));
+  CHECK(join_events(run_gangs(w, q, 2, o)) == join_events(want));
 }
 
 TEST_CASE("driver: the gang action places a whole gang or nothing, once per cycle") {
@@ -189,20 +188,20 @@ TEST_CASE("driver: the gang action places a whole gang or nothing, once per cycl
   for (const bool active : {true, false}) {
     CAPTURE(active);
     gang_workload w;
-    w.add(whole("a"), 0, 5);
-    w.add(whole("x", "g", 2), 1, 10, 0);
-    w.add(whole("y", "g", 2), 1, 10, 0);
+    w.add(whole_gpu("a"), 0, 5);
+    w.add(whole_gpu("x", "g", 2), 1, 10, 0);
+    w.add(whole_gpu("y", "g", 2), 1, 10, 0);
     fifo_queue q;
     driver_options o;
     o.queue_arrivals = true;
-    const fit_profile prof = fit();
+    const testing::fit_only_profile_t prof = testing::fit_only_profile();
     const log_t all = {"arrive a@0",     "place a@0",    "step@0 run=1",   "arrive x@1",    "arrive y@1",
                        "step@1 run=1",   "complete a@5", "place x@5",      "place y@5",     "gang-start 0@5",
                        "step@5 run=2",   "gang-end 0@15", "complete x@15", "complete y@15", "step@15 run=0"};
     const log_t one = {"arrive a@0",    "place a@0",    "step@0 run=1",    "arrive x@1",  "arrive y@1",
                        "place x@1",     "step@1 run=2", "complete a@5",    "place y@5",   "gang-start 0@5",
                        "step@5 run=2",  "gang-end 0@15", "complete x@15", "complete y@15", "step@15 run=0"};
-    CHECK(join(run(w, q, 2, o, gang_action<fit_profile>(prof, active))) == join(active ? all : one));
+    CHECK(join_events(run_gangs(w, q, 2, o, gang_action<testing::fit_only_profile_t>(prof, active))) == join_events(active ? all : one));
   }
 }
 
@@ -210,19 +209,19 @@ TEST_CASE("driver: a sorted queue takes the workload's seq as the order among eq
   // One GPU; a, b, c arrive together at 0 and each runs 1 s, with seq 1, 2, 0 (push order would
   // be a, b, c): the priority sort (all priority 0) places c at 0, a at 1, b at 2.
   gang_workload w;
-  w.add(whole("a"), 0, 1);
-  w.add(whole("b"), 0, 1);
-  w.add(whole("c"), 0, 1);
+  w.add(whole_gpu("a"), 0, 1);
+  w.add(whole_gpu("b"), 0, 1);
+  w.add(whole_gpu("c"), 0, 1);
   w.seqs = {1, 2, 0};
   priority_sort_queue q;
   driver_options o;
   o.queue_arrivals = true;
-  const log_t got = run(w, q, 1, o);
+  const log_t got = run_gangs(w, q, 1, o);
   log_t places;
   for (const auto& e : got) {
     if (e.rfind("place ", 0) == 0) places.push_back(e);
   }
-  CHECK(join(places) == join(log_t{"place c@0", "place a@1", "place b@2"}));
+  CHECK(join_events(places) == join_events(log_t{"place c@0", "place a@1", "place b@2"}));
 }
 
 TEST_CASE("driver: a started gang that loses a member to preemption stops and starts over") {
@@ -233,15 +232,15 @@ TEST_CASE("driver: a started gang that loses a member to preemption stops and st
   for (const bool active : {true, false}) {
     CAPTURE(active);
     gang_workload w;
-    w.add(whole("x", "g", 2), 0, 10, 0);
-    w.add(whole("y", "g", 2), 0, 10, 0);
-    pod h = whole("h");
+    w.add(whole_gpu("x", "g", 2), 0, 10, 0);
+    w.add(whole_gpu("y", "g", 2), 0, 10, 0);
+    pod h = whole_gpu("h");
     h.priority = 10;
     w.add(std::move(h), 2, 5);
     fifo_queue q;
     replay_cluster c = gpus(2);
-    scheduler<replay_cluster, fit_profile> s(fit());
-    log_observer obs{&w, {}};
+    scheduler<replay_cluster, testing::fit_only_profile_t> s(testing::fit_only_profile());
+    gang_log_observer obs{&w, {}};
     drive(c, w, q, s, obs, driver_options{}, replay_preempt_action(replay_fit_profile(), preemption_options{}, nullptr, active));
     log_t got;  // the gang's events and h's
     for (const auto& e : obs.log) {
@@ -249,30 +248,30 @@ TEST_CASE("driver: a started gang that loses a member to preemption stops and st
     }
     const log_t on = {"gang-start 0@0", "arrive h@2", "gang-stop 0@2", "place h@2", "complete h@7", "gang-start 0@7", "gang-end 0@17"};
     const log_t off = {"gang-start 0@0", "arrive h@2", "gang-end 0@10", "place h@10", "complete h@15"};
-    CHECK(join(got) == join(active ? on : off));
+    CHECK(join_events(got) == join_events(active ? on : off));
   }
 }
 
 TEST_CASE("driver: the new options are checked, naming the field") {
   gang_workload w;
-  w.add(whole("a"), 0, 1);
+  w.add(whole_gpu("a"), 0, 1);
   fifo_queue q;
   replay_cluster c = gpus(1);
-  scheduler<replay_cluster, fit_profile> s(fit());
-  log_observer obs{&w, {}};
+  scheduler<replay_cluster, testing::fit_only_profile_t> s(testing::fit_only_profile());
+  gang_log_observer obs{&w, {}};
   driver_options o;
   o.sample_steps = true;  // no sample period, no horizon
   o.sample_period = 4;
-  CHECK_THROWS_WITH_AS((driver<replay_cluster, gang_workload, fifo_queue, decltype(s), log_observer>(c, w, q, s, obs, o)),
+  CHECK_THROWS_WITH_AS((driver<replay_cluster, gang_workload, fifo_queue, decltype(s), gang_log_observer>(c, w, q, s, obs, o)),
                        doctest::Contains("driver_options.sample_steps"), invalid_argument_error);
   driver_options h;
   h.horizon = -1;
-  CHECK_THROWS_WITH_AS((driver<replay_cluster, gang_workload, fifo_queue, decltype(s), log_observer>(c, w, q, s, obs, h)),
+  CHECK_THROWS_WITH_AS((driver<replay_cluster, gang_workload, fifo_queue, decltype(s), gang_log_observer>(c, w, q, s, obs, h)),
                        doctest::Contains("driver_options.horizon"), invalid_argument_error);
   gang_workload bad;  // members of one gang with different run times
-  bad.add(whole("x", "g", 2), 0, 10, 0);
-  bad.add(whole("y", "g", 2), 0, 20, 0);
-  log_observer obs2{&bad, {}};
-  CHECK_THROWS_WITH_AS((driver<replay_cluster, gang_workload, fifo_queue, decltype(s), log_observer>(c, bad, q, s, obs2, {})),
+  bad.add(whole_gpu("x", "g", 2), 0, 10, 0);
+  bad.add(whole_gpu("y", "g", 2), 0, 20, 0);
+  gang_log_observer obs2{&bad, {}};
+  CHECK_THROWS_WITH_AS((driver<replay_cluster, gang_workload, fifo_queue, decltype(s), gang_log_observer>(c, bad, q, s, obs2, {})),
                        doctest::Contains("driver.jobs[1].duration"), invalid_argument_error);
 }

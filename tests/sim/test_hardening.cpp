@@ -13,6 +13,7 @@
 #include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/policies.hpp"
 #include "support/builders.hpp"
+#include "support/temp_file.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim;
@@ -20,15 +21,9 @@ using namespace gpusched::sim;
 namespace {
 const char* node_header = "sn,cpu_milli,memory_mib,gpu,model";
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / ("gpusched_hardening_" + name);
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
-
 // The message (without the temp path) of the file_error that reading `text` as a node list throws.
 std::string node_error(const std::string& text) {
-  const std::string path = write_temp("nodes.csv", text);
+  const std::string path = testing::write_temp("nodes.csv", text);
   try {
     (void)read_openb_nodes(path);
   } catch (const file_error& e) {
@@ -61,7 +56,7 @@ TEST_CASE("openb.odd line ends, a byte order mark and trailing blank lines are r
   for (const char* eol : {"\r", "\r\n", "\n"}) {
     const std::string e = eol;
     const auto nodes =
-        read_openb_nodes(write_temp("eol.csv", node_header + e + "a,1000,1000,1,T4" + e + "b,1000,1000,0," + e));
+        read_openb_nodes(testing::write_temp("eol.csv", node_header + e + "a,1000,1000,1,T4" + e + "b,1000,1000,0," + e));
     REQUIRE(nodes.size() == 2);
     CHECK(nodes[0].name == "a");
     CHECK(nodes[1].name == "b");
@@ -69,11 +64,11 @@ TEST_CASE("openb.odd line ends, a byte order mark and trailing blank lines are r
   }
   // A UTF-8 byte order mark (EF BB BF) before the header is dropped.
   const auto bom =
-      read_openb_nodes(write_temp("bom.csv", "\xEF\xBB\xBF" + std::string(node_header) + "\na,1,1,1,T4\n"));
+      read_openb_nodes(testing::write_temp("bom.csv", "\xEF\xBB\xBF" + std::string(node_header) + "\na,1,1,1,T4\n"));
   REQUIRE(bom.size() == 1);
   CHECK(bom[0].gpus.size() == 1);
   // Blank lines at the end of the file are not rows; one between rows still is an error.
-  CHECK(read_openb_nodes(write_temp("blank.csv", std::string(node_header) + "\na,1,1,1,T4\n\n\r\n")).size() == 1);
+  CHECK(read_openb_nodes(testing::write_temp("blank.csv", std::string(node_header) + "\na,1,1,1,T4\n\n\r\n")).size() == 1);
   CHECK(node_error(std::string(node_header) + "\na,1,1,1,T4\n\nb,1,1,1,T4\n") == ":3: expected 5 columns, found 1");
   // A file of nothing but line ends has no header.
   CHECK(node_error("\r\r\r") == ":1: empty file: expected a header row");

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gpusched/sim/openb.hpp"
+#include "support/temp_file.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim;
@@ -13,15 +14,9 @@ namespace {
 const char* pod_header =
     "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\n";
 
-std::string write_temp(const std::string& name, const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / ("gpusched_test_" + name);
-  std::ofstream(p, std::ios::binary) << text;
-  return p.string();
-}
-
 // The message of the file_error that reading `text` as a pod file throws, or "no error".
 std::string pod_error(const std::string& text) {
-  const std::string path = write_temp("pods.csv", text);
+  const std::string path = testing::write_temp("pods.csv", text);
   try {
     (void)read_openb_pods(path);
   } catch (const file_error& e) {
@@ -33,7 +28,7 @@ std::string pod_error(const std::string& text) {
 
 TEST_CASE("openb.reads every pod column") {
   const std::string path =
-      write_temp("pods_ok.csv", std::string(pod_header) +
+      testing::write_temp("pods_ok.csv", std::string(pod_header) +
                                     "p-0,12000,16384,1,1000,,LS,Running,0,12537496,0\n"
                                     "p-1,6000,12288,1,460,V100M16|V100M32,BE,Pending,427061,12902960,\n"
                                     "p-2,8000,30000,0,0,,Burstable,Succeeded,5,9,7\r\n");
@@ -62,12 +57,12 @@ TEST_CASE("openb.reads every pod column") {
 
 TEST_CASE("openb.reads the five-column pod files and node files") {
   const auto pods =
-      read_openb_pods(write_temp("pods5.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nq,100,200,8,1000\n"));
+      read_openb_pods(testing::write_temp("pods5.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\nq,100,200,8,1000\n"));
   REQUIRE(pods.size() == 1);
   CHECK(pods[0].spec.num_gpu == 8);
   CHECK_FALSE(pods[0].has_times);
   const auto nodes = read_openb_nodes(
-      write_temp("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn-0,64000,262144,2,P100\nn-1,32000,1024,0,\n"));
+      testing::write_temp("nodes.csv", "sn,cpu_milli,memory_mib,gpu,model\nn-0,64000,262144,2,P100\nn-1,32000,1024,0,\n"));
   REQUIRE(nodes.size() == 2);
   CHECK(nodes[0].gpus.size() == 2);
   CHECK(nodes[0].gpus[1].model.view() == "P100");
@@ -106,10 +101,10 @@ TEST_CASE("openb.a malformed row is an error with file:line and the column; noth
   CHECK_THROWS_WITH_AS(read_openb_pods("/nonexistent/pods.csv"), "/nonexistent/pods.csv:0: cannot open file",
                        file_error);
 
-  const std::string nodes = write_temp("nodes_bad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,2,\n");
+  const std::string nodes = testing::write_temp("nodes_bad.csv", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,2,\n");
   CHECK_THROWS_WITH_AS(read_openb_nodes(nodes),
                        (nodes + ":2: column 'model': a node with GPUs must name their model").c_str(), file_error);
-  const std::string nodes2 = write_temp("nodes_bad2.csv", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,65,T4\n");
+  const std::string nodes2 = testing::write_temp("nodes_bad2.csv", "sn,cpu_milli,memory_mib,gpu,model\nn,1,1,65,T4\n");
   CHECK_THROWS_WITH_AS(read_openb_nodes(nodes2), (nodes2 + ":2: column 'gpu': 65 is outside 0..64").c_str(),
                        file_error);
 }

@@ -14,6 +14,7 @@
 #include "gpusched/sim/paper.hpp"
 #include "gpusched/sim/replay_fields.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 using namespace gpusched::sim;
@@ -31,7 +32,6 @@ openb_pod timed(const char* name, const char* qos, std::int64_t created, std::in
   return p;
 }
 
-auto fit() { return make_profile(checks(resource_fit{}, gpu_check{}), scores()); }
 
 template <class Fields, class R>
 double field(const Fields& fields, std::string_view key, const R& r) {
@@ -73,14 +73,14 @@ TEST_CASE("dynamic replay with preemption: one preemption, the victim waits and 
   set_priorities_by_qos(t);
   dynamic_options o;
   o.seed = 1;
-  const dynamic_result off = run_dynamic(t, fit(), o);
+  const dynamic_result off = run_dynamic(t, testing::fit_only_profile(), o);
   // Off: hi waits behind lo and is withdrawn at 30.
   CHECK(field(dynamic_fields, "preemptions", off) == 0.0);
   CHECK(field(dynamic_fields, "preempted_pods", off) == 0.0);
   CHECK(off.placed == 1);
   CHECK(off.withdrawn == 1);
   o.preemption = true;
-  const dynamic_result on = run_dynamic(t, fit(), o);
+  const dynamic_result on = run_dynamic(t, testing::fit_only_profile(), o);
   // On: hi preempts lo at 10 and runs until 30; lo waits from 10 and is placed at 30 (30 s after its
   // arrival at 0), then runs its 100 s.
   CHECK(field(dynamic_fields, "preemptions", on) == 1.0);
@@ -98,7 +98,7 @@ TEST_CASE("dynamic replay with preemption: equal priorities (the openb traces as
   const trace t = one_gpu_trace();  // every pod priority 0
   dynamic_options o;
   o.preemption = true;
-  const dynamic_result r = run_dynamic(t, fit(), o);
+  const dynamic_result r = run_dynamic(t, testing::fit_only_profile(), o);
   CHECK(r.preemptions == 0);
   CHECK(r.preempted == 0);
   CHECK(r.withdrawn == 1);
@@ -114,12 +114,12 @@ TEST_CASE("dynamic replay: the queue order, arrival (fifo) or priority (Kubernet
   o.seed = 1;
   // Without preemption. fifo: b takes the GPU at 10 (until 110) and c gives up at 50.
   // priority: c takes it at 10 (until 58), then b at 58 (until 158).
-  const dynamic_result fifo = run_dynamic(t, fit(), o);
+  const dynamic_result fifo = run_dynamic(t, testing::fit_only_profile(), o);
   CHECK(fifo.placed == 2);
   CHECK(fifo.withdrawn == 1);
   CHECK(fifo.last_event == 110);
   o.queue = queue_order::priority;
-  const dynamic_result prio = run_dynamic(t, fit(), o);
+  const dynamic_result prio = run_dynamic(t, testing::fit_only_profile(), o);
   CHECK(prio.placed == 3);
   CHECK(prio.withdrawn == 0);
   CHECK(prio.max_delay == 57.0);  // b: placed at 58, arrived at 1
@@ -128,14 +128,14 @@ TEST_CASE("dynamic replay: the queue order, arrival (fifo) or priority (Kubernet
   // priority: c first, so nothing is preempted; b at 58 as before.
   o.preemption = true;
   o.queue = queue_order::fifo;
-  const dynamic_result fifo_pre = run_dynamic(t, fit(), o);
+  const dynamic_result fifo_pre = run_dynamic(t, testing::fit_only_profile(), o);
   CHECK(fifo_pre.preemptions == 1);
   CHECK(fifo_pre.preempted == 1);
   CHECK(fifo_pre.placed == 4);  // x, b, c, b again
   CHECK(fifo_pre.max_delay == 57.0);
   CHECK(fifo_pre.last_event == 158);
   o.queue = queue_order::priority;
-  const dynamic_result prio_pre = run_dynamic(t, fit(), o);
+  const dynamic_result prio_pre = run_dynamic(t, testing::fit_only_profile(), o);
   CHECK(prio_pre.preemptions == 0);
   CHECK(prio_pre.placed == 3);
   CHECK(prio_pre.last_event == 158);
@@ -149,7 +149,7 @@ TEST_CASE("paper replay with preemption: the counts in the field list") {
   o.shuffle = false;   // name order: hi, then lo
   SUBCASE("hi first: lo fits nowhere and is lower, so it fails; nothing to preempt") {
     o.preemption = true;
-    const paper_result r = run_paper(t, fit(), o);
+    const paper_result r = run_paper(t, testing::fit_only_profile(), o);
     const paper_run v = view(r, 0);
     CHECK(field(paper_fields, "preemptions", v) == 0.0);
     CHECK(field(paper_fields, "preempted_pods", v) == 0.0);
@@ -159,11 +159,11 @@ TEST_CASE("paper replay with preemption: the counts in the field list") {
     trace s = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)},
                           {timed("a-lo", "BE", 0, 100), timed("b-hi", "LS", 10, 30)});
     set_priorities_by_qos(s);
-    const paper_result off = run_paper(s, fit(), o);
+    const paper_result off = run_paper(s, testing::fit_only_profile(), o);
     CHECK(field(paper_fields, "preemptions", view(off, 0)) == 0.0);
     CHECK(field(paper_fields, "failed_pods", view(off, 0)) == 1.0);  // b-hi
     o.preemption = true;
-    const paper_result on = run_paper(s, fit(), o);
+    const paper_result on = run_paper(s, testing::fit_only_profile(), o);
     const paper_run v = view(on, 0);
     CHECK(field(paper_fields, "preemptions", v) == 1.0);
     CHECK(field(paper_fields, "preempted_pods", v) == 1.0);
@@ -190,7 +190,7 @@ TEST_CASE("dynamic replay: the arrival window's sample points and time-weighted 
   const trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)}, {a, b, c});
   dynamic_options o;
   o.window_samples = 4;
-  const dynamic_result r = run_dynamic(t, fit(), o);
+  const dynamic_result r = run_dynamic(t, testing::fit_only_profile(), o);
   REQUIRE(r.window.size() == 4);
   const std::vector<std::int64_t> times{0, 2, 5, 8};
   const std::vector<std::size_t> pending{0, 0, 1, 2};

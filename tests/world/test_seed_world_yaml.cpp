@@ -10,11 +10,11 @@
 #include <set>
 #include <string>
 
+#include "support/data_paths.hpp"
 #include "gpusched/sim/world/crash_loop.hpp"
 
 namespace {
 
-const std::string file = std::string(GPUSCHED_SOURCE_DIR) + "/data/scenarios/seed-world.yaml";
 
 YAML::Node model(const YAML::Node& root, const std::string& name) {
   for (const auto& m : root["models"]) {
@@ -27,7 +27,7 @@ YAML::Node model(const YAML::Node& root, const std::string& name) {
 }  // namespace
 
 TEST_CASE("seed-world.yaml: status and metric keys") {
-  const YAML::Node root = YAML::LoadFile(file);
+  const YAML::Node root = YAML::LoadFile(test_data::seed_world);
   CHECK(root["status"].as<std::string>() == "run");  // declared first, then run unchanged
   CHECK(root["warmup_s"].as<double>() == 3600);
   std::set<std::string> keys;
@@ -44,7 +44,7 @@ TEST_CASE("seed-world.yaml: status and metric keys") {
 }
 
 TEST_CASE("batch_ms = 1000 x batch / published throughput, rounded to 0.01 ms") {
-  const YAML::Node root = YAML::LoadFile(file);
+  const YAML::Node root = YAML::LoadFile(test_data::seed_world);
   for (const auto& m : root["models"]) {
     CAPTURE(m["name"].as<std::string>());
     const auto tp = m["throughput_per_s"].as<std::map<int, double>>();
@@ -61,7 +61,7 @@ TEST_CASE("batch_ms = 1000 x batch / published throughput, rounded to 0.01 ms") 
 }
 
 TEST_CASE("max_batch is the largest batch with batch_ms <= slo / 2; the peak load is 70% of capacity") {
-  const YAML::Node root = YAML::LoadFile(file);
+  const YAML::Node root = YAML::LoadFile(test_data::seed_world);
   for (const auto& s : root["services"]) {
     CAPTURE(s["name"].as<std::string>());
     const YAML::Node m = model(root, s["model"].as<std::string>());
@@ -83,7 +83,7 @@ TEST_CASE("max_batch is the largest batch with batch_ms <= slo / 2; the peak loa
 }
 
 TEST_CASE("training wants 168 GPUs in steady state; restarts use the kubelet's constants") {
-  const YAML::Node root = YAML::LoadFile(file);
+  const YAML::Node root = YAML::LoadFile(test_data::seed_world);
   double gpus = 0;
   for (const auto& j : root["training"]) {
     gpus += j["workers"].as<double>() * j["gpus_per_worker"].as<double>() * j["duration_s"].as<double>() /

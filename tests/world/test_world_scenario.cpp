@@ -4,15 +4,15 @@
 #if __has_include(<yaml-cpp/yaml.h>)
 #include <string>
 
+#include "support/data_paths.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/sim/world/world_scenario.hpp"
 
 namespace w = gpusched::sim::world;
 
 namespace {
-const std::string file = std::string(GPUSCHED_SOURCE_DIR) + "/data/scenarios/seed-world.yaml";
 
-std::string error_of(const std::string& text) {
+std::string world_error_of(const std::string& text) {
   try {
     (void)w::parse_world_scenario(text, "x.yaml");
   } catch (const gpusched::file_error& e) {
@@ -22,7 +22,7 @@ std::string error_of(const std::string& text) {
 }
 
 // The smallest valid world: one model, one service, one profile (line numbers below count from 1).
-const std::string tiny =
+const std::string tiny_world =
     "name: t\n"                                                              // 1
     "status: declared\n"                                                     // 2
     "duration_s: 7200\n"                                                     // 3
@@ -52,7 +52,7 @@ const std::string tiny =
 }  // namespace
 
 TEST_CASE("seed-world.yaml reads as declared") {
-  const auto sc = w::load_world_scenario(file);
+  const auto sc = w::load_world_scenario(test_data::seed_world);
   CHECK(sc.name == "seed-world");
   CHECK(sc.node_count == 16);
   CHECK(sc.gpus_per_node == 8);
@@ -95,13 +95,13 @@ TEST_CASE("seed-world.yaml reads as declared") {
 }
 
 TEST_CASE("a tiny world parses; base profiles are copied") {
-  const auto sc = w::parse_world_scenario(tiny, "x.yaml");
+  const auto sc = w::parse_world_scenario(tiny_world, "x.yaml");
   CHECK(sc.services[0].replicas == 2);
   CHECK(sc.models[0].batch_ms.size() == 2);
   CHECK(sc.profile("b").sharing == w::sharing_mode::time_slicing);
   CHECK(sc.profile("b").switch_cost_ms.value() == 0.5);
   CHECK_FALSE(sc.profile("a").switch_cost_ms.has_value());
-  CHECK(w::is_world_scenario_text(tiny));
+  CHECK(w::is_world_scenario_text(tiny_world));
   CHECK_FALSE(w::is_world_scenario_text("name: x\nnodes: {count: 1}\n"));
 }
 
@@ -111,23 +111,23 @@ TEST_CASE("strict errors name file:line and the field") {
     return from;
   };
   // An unknown key (a typo of max_wait_ms) at line 15.
-  const std::string e1 = error_of(with(tiny, "max_wait_ms: 5", "max_wait_s: 5"));
+  const std::string e1 = world_error_of(with(tiny_world, "max_wait_ms: 5", "max_wait_s: 5"));
   CHECK(e1.find("x.yaml:15") != std::string::npos);
   CHECK(e1.find("max_wait_s") != std::string::npos);
   // A bad enum value at line 25.
-  const std::string e2 = error_of(with(tiny, "sharing: exclusive", "sharing: exclusiv"));
+  const std::string e2 = world_error_of(with(tiny_world, "sharing: exclusive", "sharing: exclusiv"));
   CHECK(e2.find("x.yaml:25") != std::string::npos);
   CHECK(e2.find("profiles[0].sharing") != std::string::npos);
   // max_batch beyond the model's table (line 14).
-  const std::string e3 = error_of(with(tiny, "max_batch: 4", "max_batch: 8"));
+  const std::string e3 = world_error_of(with(tiny_world, "max_batch: 4", "max_batch: 8"));
   CHECK(e3.find("x.yaml:14") != std::string::npos);
   CHECK(e3.find("max_batch") != std::string::npos);
   // A quoted number.
-  const std::string e4 = error_of(with(tiny, "replicas: 2", "replicas: \"2\""));
+  const std::string e4 = world_error_of(with(tiny_world, "replicas: 2", "replicas: \"2\""));
   CHECK(e4.find("x.yaml:13") != std::string::npos);
   // A base that does not exist (line 26), and a missing key.
-  CHECK(error_of(with(tiny, "base: a", "base: z")).find("x.yaml:26") != std::string::npos);
-  CHECK(error_of(with(tiny, "    slo_ms: 100\n", "")).find("slo_ms") != std::string::npos);
-  CHECK(error_of(with(tiny, "switch_cost_ms: 0.5", "switch_cost_ms: -1")).find("switch_cost_ms") != std::string::npos);
+  CHECK(world_error_of(with(tiny_world, "base: a", "base: z")).find("x.yaml:26") != std::string::npos);
+  CHECK(world_error_of(with(tiny_world, "    slo_ms: 100\n", "")).find("slo_ms") != std::string::npos);
+  CHECK(world_error_of(with(tiny_world, "switch_cost_ms: 0.5", "switch_cost_ms: -1")).find("switch_cost_ms") != std::string::npos);
 }
 #endif
