@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 jobs=$(nproc)
 export CCACHE_BASEDIR="$PWD"
-# Each stage prints its wall time, so the CI log shows where the budget (30 min on 2 cores) goes.
+# Each stage prints its wall time, so the CI log shows where the budget (30 min on 2 cores) goes
+# (docs/building.md: the stages, the options, and the unity build of the tests that keeps them short).
 stage_start=$SECONDS
 stage() { echo "   (stage took $((SECONDS - stage_start)) s, $SECONDS s in all)"; stage_start=$SECONDS; echo "== $*"; }
 

@@ -15,20 +15,23 @@ files=(tests/batch/test_simd_widths.cpp tests/batch/test_configured_profiles.cpp
 flags=(-std=gnu++20 -O2 -DNDEBUG -DBOOST_ALL_NO_LIB "-DGPUSCHED_SOURCE_DIR=\"$PWD\"" -Itests -Iinclude -isystem /usr/include/eigen3
        -Wall -Wextra -Werror -ffp-contract=off)
 cpu_has() { grep -qw "$1" /proc/cpuinfo; }
+# The two files as one translation unit (as the unity build of tests/batch compiles them), and the
+# three compilations side by side: each is a separate process, so CI's cores share them.
+unity="$out/isa_tests.cpp"
+for f in "${files[@]}"; do echo "#include \"$PWD/$f\""; done >"$unity"
+pids=()
 for level in x86-64-v3 x86-64-v4; do
-  objs=()
-  for f in "${files[@]}"; do
-    o="$out/$level-$(basename "$f" .cpp).o"
-    g++ "${flags[@]}" -Wno-psabi -march=$level -c "$f" -o "$o"
-    objs+=("$o")
-  done
+  g++ "${flags[@]}" -Wno-psabi -march=$level -c "$unity" -o "$out/$level.o" & pids+=($!)
+done
+clang++-14 "${flags[@]}" -march=x86-64-v4 -c "$unity" -o "$out/clang.o" & pids+=($!)
+for p in "${pids[@]}"; do wait "$p"; done  # set -e: the first failed compilation fails the script
+for level in x86-64-v3 x86-64-v4; do
   need=avx2; [ $level = x86-64-v4 ] && need=avx512f
   if cpu_has $need; then
-    g++ "${objs[@]}" -o "$out/$level" "$build/tests/libgpusched_doctest_main.a" -lyaml-cpp -pthread
+    g++ "$out/$level.o" -o "$out/$level" "$build/tests/libgpusched_doctest_main.a" -lyaml-cpp -pthread
     echo "g++ -march=$level: $("$out/$level" | grep 'test cases')"
   else
     echo "g++ -march=$level: compiled; not run (this CPU lacks $need)"
   fi
 done
-for f in "${files[@]}"; do clang++-14 "${flags[@]}" -march=x86-64-v4 -c "$f" -o "$out/clang.o"; done
 echo "clang++-14 -march=x86-64-v4: compiled"
