@@ -73,6 +73,8 @@ def main() -> None:
             # 95% half-width with n = 3: t_{0.975,2} = 4.303 (NIST/SEMATECH table 1.3.6.7.2) x sd / sqrt(3)
             if abs(s[k]["mean"] - mean) > 1e-9 * max(1, abs(mean)) or abs(s[k]["ci95"] - 4.303 * sd / 3**0.5) > 1e-9 * max(1, sd):
                 fail(f"{k}: mean/ci95 {s[k]['mean']}/{s[k]['ci95']}, by hand {mean}/{4.303 * sd / 3**0.5}")
+        if "queue" in doc or validator.is_valid(dict(doc, queue="fifo")):
+            fail("paper mode: the schema must refuse a queue order (a dynamic-mode option)")
         for a, u in zip(s["allocation_pct_at_tune"]["values"], s["unallocated_pct_at_tune"]["values"]):
             if abs(a + u - 100) > 1e-9:
                 fail(f"allocated {a} + unallocated {u} is not 100")
