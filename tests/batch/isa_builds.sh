@@ -24,7 +24,9 @@ for level in x86-64-v3 x86-64-v4; do
   g++ "${flags[@]}" -Wno-psabi -march=$level -c "$unity" -o "$out/$level.o" & pids+=($!)
 done
 clang++-14 "${flags[@]}" -march=x86-64-v4 -c "$unity" -o "$out/clang.o" & pids+=($!)
-for p in "${pids[@]}"; do wait "$p"; done  # set -e: the first failed compilation fails the script
+rc=0
+for p in "${pids[@]}"; do wait "$p" || rc=1; done  # all three finish (the EXIT trap removes $out) ...
+((rc == 0)) || { echo "isa_builds: a compilation failed (its errors are above)" >&2; exit 1; }  # ... then any failure fails
 for level in x86-64-v3 x86-64-v4; do
   need=avx2; [ $level = x86-64-v4 ] && need=avx512f
   if cpu_has $need; then

@@ -9,7 +9,8 @@
 #include <new>
 
 // GCC pairs the replaced operator new with the std::free in the replaced delete and warns; they are
-// the matching pair by construction here.
+// the matching pair by construction here. The warning goes off for the rest of the translation unit:
+// in the unity build of the tests (ADR 0019), for the files of the folder that come after this one.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif

@@ -8,12 +8,10 @@
 namespace test_data {
 
 inline const std::string source_dir = GPUSCHED_SOURCE_DIR;
-// The seed's experiment (docs/experiment.md) and its world (docs/world.md).
+// The seed's experiment (docs/experiment.md) and its world (docs/experiment-world.md).
 inline const std::string seed_scenario = source_dir + "/data/scenarios/seed.yaml";
 inline const std::string seed_world = source_dir + "/data/scenarios/seed-world.yaml";
 // The gpu-let interference tables of the RTX 2080 Ti (data/interference/README.md).
 inline const std::string glet_2080ti_dir = source_dir + "/data/interference/glet_2080ti/";
-// The openb traces (data/openb/README.md).
-inline const std::string openb_dir = source_dir + "/data/openb/";
 
 }  // namespace test_data
