@@ -1,5 +1,5 @@
-// Helpers shared by the gang tests: the profile they place with, a GPU pod, and a scorer that
-// records PreFilter calls.
+// A scorer that records PreFilter calls, shared by the gang tests (their profile and GPU pods:
+// support/fit_profile.hpp, support/builders.hpp).
 #pragma once
 
 #include <cstdint>
@@ -10,22 +10,8 @@
 
 #include "gpusched/core/cluster.hpp"
 #include "gpusched/core/pod.hpp"
-#include "gpusched/preflight/gpu_check.hpp"
-#include "gpusched/preflight/resource_fit.hpp"
-#include "gpusched/profile/static_profile.hpp"
 
 namespace gang_test {
-
-// The GPU check, then NodeResourcesFit; no scorers (the first feasible node wins).
-inline auto fit_profile() {
-  using namespace gpusched;
-  return make_profile(checks(gpu_check{}, resource_fit{}), scores());
-}
-
-// 1 core, 1 GiB and `gpus` whole GPUs at `priority`.
-inline gpusched::pod gpu_pod(const std::string& name, int priority, int gpus) {
-  return gpusched::make_pod(name).cpu(1000).memory(1024).gpus(gpus).priority(priority);
-}
 
 // A scorer with a PreFilter hook (scoring/scorer.hpp) that records the pods it is asked about.
 struct prefilter_log {

@@ -4,7 +4,6 @@
 
 #include <vector>
 
-#include "gang/gang_fixtures.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/gang/coordinator.hpp"
 #include "gpusched/gang/wait_for.hpp"
@@ -12,6 +11,7 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 
@@ -64,8 +64,7 @@ TEST_CASE("gang.wait_for.cycles break in priority, then age order") {
 }
 
 namespace {
-using gang_test::fit_profile;
-using coordinator = gang_coordinator<decltype(fit_profile())>;
+using coordinator = gang_coordinator<decltype(testing::gpu_first_profile())>;
 
 // 25 nodes x 4 GPUs = 100 GPUs.
 in_memory_cluster hundred_gpus() {
@@ -95,7 +94,7 @@ TEST_CASE("gang.coordinator.two 100-pod gangs where one fits: one runs, then the
     CAPTURE(h.max_holders);
     in_memory_cluster c = hundred_gpus();
     const in_memory_cluster empty = c;
-    coordinator co(fit_profile(), {}, h);
+    coordinator co(testing::gpu_first_profile(), {}, h);
     const gang_id a = co.submit(pods("a", 100));
     const gang_id b = co.submit(pods("b", 100));
     cycle_report r = co.run_cycle(c, 0.0);
@@ -127,7 +126,7 @@ TEST_CASE("gang.coordinator.interleaved partial holds: the wait-for cycle is fou
   h.members_per_cycle = 10;
   in_memory_cluster c = hundred_gpus();
   const in_memory_cluster empty = c;
-  coordinator co(fit_profile(), {}, h);
+  coordinator co(testing::gpu_first_profile(), {}, h);
   const gang_id z1 = co.submit(pods("z1", 50, 9));
   const gang_id z2 = co.submit(pods("z2", 50, 9));
   const gang_id a = co.submit(pods("a", 100));
@@ -177,7 +176,7 @@ TEST_CASE("gang.coordinator.the timeout fallback frees a hold that can never com
   in_memory_cluster c = hundred_gpus();
   const pod outsider = make_pod("outsider").gpus(4);  // not the coordinator's: never leaves
   for (node_index n = 0; n < 10; ++n) c.reserve(outsider, make_binding(outsider, n, 0xF));
-  coordinator co(fit_profile());  // one holder, timeout 300 s, backoff 60 s
+  coordinator co(testing::gpu_first_profile());  // one holder, timeout 300 s, backoff 60 s
   const gang_id a = co.submit(pods("a", 100, 1, 0.0));
   cycle_report r = co.run_cycle(c, 0.0);
   CHECK(r.holding == std::vector<gang_id>{a});  // the head of the line holds the 60 free GPUs
@@ -207,7 +206,7 @@ TEST_CASE("gang.coordinator.the timeout fallback frees a hold that can never com
 TEST_CASE("gang.coordinator.priority first, then age") {
   in_memory_cluster c;
   c.add_node(testing::gpu_node("n", 16000, 65536, 4));
-  coordinator co(fit_profile());
+  coordinator co(testing::gpu_first_profile());
   const gang_id x = co.submit(pods("x", 4, 1, 0.0));
   const gang_id y = co.submit(pods("y", 4, 5, 1.0));
   const gang_id z = co.submit(pods("z", 4, 5, 0.5));
@@ -221,7 +220,7 @@ TEST_CASE("gang.coordinator.priority first, then age") {
 TEST_CASE("gang.coordinator.elastic gangs start with what fits") {
   in_memory_cluster c;
   c.add_node(testing::gpu_node("n", 16000, 65536, 4));
-  coordinator co(fit_profile());
+  coordinator co(testing::gpu_first_profile());
   const gang_id e = co.submit(make_gang("e").role("w", make_pod("w").gpus(1), 2, 6));
   CHECK(co.run_cycle(c, 0.0).started == std::vector<gang_id>{e});
   CHECK(co.placement(e).per_role == std::vector<std::int32_t>{4});
@@ -229,7 +228,7 @@ TEST_CASE("gang.coordinator.elastic gangs start with what fits") {
 
 TEST_CASE("gang.coordinator.bad input names the field and changes nothing") {
   in_memory_cluster c = hundred_gpus();
-  coordinator co(fit_profile());
+  coordinator co(testing::gpu_first_profile());
   CHECK_THROWS_WITH_AS(co.submit(make_gang("g")), "gang 'g'.roles: a gang needs at least one role", invalid_argument_error);
   CHECK(co.size() == 0);
   const gang_id a = co.submit(pods("a", 1));
@@ -239,9 +238,9 @@ TEST_CASE("gang.coordinator.bad input names the field and changes nothing") {
   CHECK_THROWS_AS(co.run_cycle(c, std::nan("")), invalid_argument_error);
   hold_policy bad;
   bad.timeout = 0.0;
-  CHECK_THROWS_WITH_AS(coordinator(fit_profile(), {}, bad), "hold_policy.timeout: must be a finite time > 0",
+  CHECK_THROWS_WITH_AS(coordinator(testing::gpu_first_profile(), {}, bad), "hold_policy.timeout: must be a finite time > 0",
                        invalid_argument_error);
   bad = hold_policy{};
   bad.max_holders = -1;
-  CHECK_THROWS_AS(coordinator(fit_profile(), {}, bad), invalid_argument_error);
+  CHECK_THROWS_AS(coordinator(testing::gpu_first_profile(), {}, bad), invalid_argument_error);
 }

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "gang/gang_fixtures.hpp"
 #include "gpusched/core/bound_cluster.hpp"
 #include "gpusched/gang/gang_pods.hpp"
 #include "gpusched/gang/gang_preemption.hpp"
@@ -13,14 +12,14 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 
 namespace {
 using cluster = bound_cluster<>;
-using gang_test::fit_profile;
-using gpre = gang_preemptor<cluster, decltype(fit_profile())>;
-using gang_test::gpu_pod;
+using gpre = gang_preemptor<cluster, decltype(testing::gpu_first_profile())>;
+using testing::gpu_pod;
 }  // namespace
 
 TEST_CASE("gang.preemption.PDB: a covered victim with no disruption left is reprieved first") {
@@ -32,7 +31,7 @@ TEST_CASE("gang.preemption.PDB: a covered victim with no disruption left is repr
   c.bind(gpu_pod("v0", 1, 8), make_binding(gpu_pod("v0", 1, 8), 0, 0xFF), 0.0);
   c.bind(gpu_pod("v1", 2, 8), make_binding(gpu_pod("v1", 2, 8), 1, 0xFF), 0.0);
   const gang_spec g = make_gang("t").priority(5).role("w", make_pod("w").cpu(1000).memory(1024).gpus(8), 1);
-  gpre pre(fit_profile());
+  gpre pre(testing::gpu_first_profile());
   const gang_preemption_result plain = pre.plan(c, g, 10.0);
   REQUIRE(plain.found);
   REQUIRE(plain.victims.size() == 1);

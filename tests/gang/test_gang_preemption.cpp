@@ -22,21 +22,21 @@
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/queue/scheduling_queue.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 
 namespace {
 
 using cluster = bound_cluster<>;
-using gang_test::fit_profile;
-using gpre = gang_preemptor<cluster, decltype(fit_profile())>;
+using gpre = gang_preemptor<cluster, decltype(testing::gpu_first_profile())>;
 
 cluster nodes(int n) {
   cluster c;
   for (int i = 0; i < n; ++i) c.base().add_node(testing::gpu_node("n" + std::to_string(i), 64000, 262144, 8));
   return c;
 }
-using gang_test::gpu_pod;
+using testing::gpu_pod;
 // Binds `count` pods name0.. of `gpus` GPUs each on node n, side by side from device 0.
 void fill(cluster& c, node_index n, const std::string& name, int count, int gpus, int priority, double start) {
   for (int i = 0; i < count; ++i) {
@@ -72,7 +72,7 @@ TEST_CASE("gang.preemption.a 2x8-GPU gang empties exactly the two nodes cheapest
   fill(c, 3, "d", 2, 4, 1, 20.0);
   const cluster before = c;
   const pod_gang pg = name_members(workers("t", 5, 2, 8));
-  gpre pre(fit_profile());
+  gpre pre(testing::gpu_first_profile());
   const gang_preemption_result r = pre.plan(c, pg.spec, 100.0);
   CHECK(c == before);
   REQUIRE(r.found);
@@ -111,7 +111,7 @@ TEST_CASE("gang.preemption.the fewest victims: one 8-GPU pod rather than eight 1
   fill(c, 0, "e", 8, 1, 1, 100.0);
   c.bind(gpu_pod("big", 1, 8), make_binding(gpu_pod("big", 1, 8), 1, 0xFF), 0.0);
   const pod_gang pg = name_members(workers("t", 5, 2, 4));
-  gpre pre(fit_profile());
+  gpre pre(testing::gpu_first_profile());
   // Offered only the e pods, the gang needs all eight of them (any one left leaves 7 GPUs on n0).
   std::vector<pod_id> offered;
   for (int i = 0; i < 8; ++i) offered.push_back(c.find("e" + std::to_string(i))->id);
@@ -175,7 +175,7 @@ TEST_CASE("gang.preemption.a dev gang that would need a prod victim preempts not
   c.bind(serve, make_binding(serve, 0, 0xFF), 0.0);
   c.bind(gpu_pod("exp", 1, 8), make_binding(gpu_pod("exp", 1, 8), 1, 0xFF), 0.0);
   const cluster before = c;
-  gpre pre(fit_profile());
+  gpre pre(testing::gpu_first_profile());
   const gang_preemption_result r = pre.preempt(c, name_members(workers("t", 5, 2, 8)), 10.0);
   CHECK_FALSE(r.found);
   CHECK(r.victims.empty());
@@ -212,14 +212,14 @@ TEST_CASE("gang.preemption.a running gang is evicted whole, never half") {
   // old1 Guaranteed and protected: the whole gang old is no victim; s1 (later start) goes.
   gang_preemption_options protect;
   protect.protect_guaranteed = true;
-  gpre guarded(fit_profile(), protect);
+  gpre guarded(testing::gpu_first_profile(), protect);
   const gang_preemption_result g = guarded.plan(c, pg.spec, 10.0);
   REQUIRE(g.found);
   CHECK(names(g) == std::vector<std::string>{"s1"});
   CHECK(g.candidate_units == 2);
   CHECK(c == before);
 
-  gpre pre(fit_profile());
+  gpre pre(testing::gpu_first_profile());
   const gang_preemption_result r = pre.preempt(c, pg, 10.0);
   REQUIRE(r.found);
   CHECK(r.gangs == 1);
@@ -241,7 +241,7 @@ TEST_CASE("gang.preemption.a spent preemption budget protects: nothing in hard m
   preemption_budget hard;
   hard.record(pod_key("v"), 50.0);
   hard.record(pod_key("v"), 90.0);
-  gpre pre(fit_profile());
+  gpre pre(testing::gpu_first_profile());
   const pod_gang pg = name_members(workers("t", 5, 2, 4));
   const gang_preemption_result r = pre.preempt(c, pg, 200.0, &hard);
   CHECK_FALSE(r.found);
@@ -324,8 +324,8 @@ TEST_CASE("gang.preemption.random clusters: a plan changes nothing, applies whol
   // plan applies as one transaction (every member bound, every victim of lower priority); "not
   // found" only when the gang does not fit even with every lower-priority pod gone.
   std::mt19937_64 rng(2026);
-  gpre pre(fit_profile());
-  gang_placer placer(fit_profile());
+  gpre pre(testing::gpu_first_profile());
+  gang_placer placer(testing::gpu_first_profile());
   int found = 0, refused = 0;
   for (int trial = 0; trial < 300; ++trial) {
     cluster c = nodes(5);

@@ -17,7 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "gang/gang_fixtures.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/core/splitmix64.hpp"
 #include "gpusched/gang/coordinator.hpp"
@@ -25,6 +24,7 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 
@@ -90,11 +90,10 @@ workload generate(std::uint64_t seed) {
   return w;
 }
 
-using gang_test::fit_profile;
 
 bool fits_one_by_one(const in_memory_cluster& empty, const gang_spec& g) {
   in_memory_cluster c = empty;
-  scheduler<in_memory_cluster, decltype(fit_profile())> s(fit_profile());
+  scheduler<in_memory_cluster, decltype(testing::gpu_first_profile())> s(testing::gpu_first_profile());
   for (const auto& role : g.roles) {
     for (int k = 0; k < role.min_count; ++k) {
       if (!s.place_one(c, role.member)) return false;
@@ -116,7 +115,7 @@ std::string run(std::uint64_t seed, coverage& cov) {
 
   std::vector<bool> fits(w.gangs.size());
   {
-    gang_placer placer(fit_profile());
+    gang_placer placer(testing::gpu_first_profile());
     for (std::size_t i = 0; i < w.gangs.size(); ++i) {
       in_memory_cluster probe = empty;
       const bool by_placer = placer.place(probe, w.gangs[i].g).placed;
@@ -128,7 +127,7 @@ std::string run(std::uint64_t seed, coverage& cov) {
     }
   }
 
-  gang_coordinator co(fit_profile(), {}, w.holds);
+  gang_coordinator co(testing::gpu_first_profile(), {}, w.holds);
   std::map<gang_id, std::size_t> which;       // coordinator id -> workload gang
   std::map<gang_id, double> running_until;    // bound gangs and when they leave
   std::vector<bool> started(w.gangs.size(), false), submitted(w.gangs.size(), false);

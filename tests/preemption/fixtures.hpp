@@ -11,14 +11,13 @@
 #include "gpusched/preflight/resource_fit.hpp"
 #include "gpusched/profile/static_profile.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 namespace fx {
 
 using cluster = gpusched::bound_cluster<>;
 
-inline auto fit_profile() {
-  return gpusched::make_profile(gpusched::checks(gpusched::gpu_check{}, gpusched::resource_fit{}), gpusched::scores());
-}
+inline auto fit_profile() { return testing::gpu_first_profile(); }
 using profile = decltype(fit_profile());
 using preemptor = gpusched::preemptor<cluster, profile>;
 
@@ -33,12 +32,7 @@ inline gpusched::pod_id run(cluster& c, const gpusched::pod& p, gpusched::node_i
   return c.bind(p, gpusched::make_binding(p, n, gpus), start);
 }
 
-// A whole-GPU pod of `gpus` devices.
-inline gpusched::pod gpu_pod(const std::string& name, int priority, int gpus, bool prod = false) {
-  auto b = gpusched::make_pod(name).cpu(1000).memory(1024).gpus(gpus).priority(priority);
-  if (prod) b.prod();
-  return b;
-}
+using testing::gpu_pod;
 
 // Options that look at every node (no candidate sampling), so that outcomes are known by hand.
 inline gpusched::preemption_options all_nodes() {

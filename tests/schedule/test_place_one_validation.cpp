@@ -11,11 +11,11 @@
 #include "gpusched/profile/static_profile.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
 #include "support/builders.hpp"
+#include "support/fit_profile.hpp"
 
 using namespace gpusched;
 
 namespace {
-auto fit_profile() { return make_profile(checks(gpu_check{}, resource_fit{}), scores()); }
 
 template <class S, class C>
 std::string field_of_place(S& s, C& c, const pod& p) {
@@ -32,7 +32,7 @@ TEST_CASE("place_one.an invalid pod is refused, naming the field, and nothing ch
   in_memory_cluster c;
   c.add_node(testing::gpu_node("n0", 96000, 65536, 4));
   const in_memory_cluster before = c;
-  scheduler<in_memory_cluster, decltype(fit_profile())> s(fit_profile());
+  scheduler<in_memory_cluster, decltype(testing::gpu_first_profile())> s(testing::gpu_first_profile());
   pod p = make_pod("p").cpu(1000).gpus(1);
   p.num_gpu = -3;
   CHECK(field_of_place(s, c, p) == "pod 'p'.num_gpu");
@@ -56,7 +56,7 @@ TEST_CASE("place_one.after a refused release the node's CPU still bounds the nex
   c.add_node(testing::gpu_node("n0", 96000, 65536, 0));
   const pod ghost = make_pod("ghost").cpu(2000);
   CHECK_THROWS_AS(c.release(ghost, make_binding(ghost, 0, 0)), invalid_argument_error);
-  scheduler<in_memory_cluster, decltype(fit_profile())> s(fit_profile());
+  scheduler<in_memory_cluster, decltype(testing::gpu_first_profile())> s(testing::gpu_first_profile());
   CHECK_FALSE(s.place_one(c, make_pod("big").cpu(100000)).scheduled);
   CHECK(c.resources(0).cpu_allocated == 0);
 }
@@ -66,7 +66,7 @@ TEST_CASE("place_one.the same pod placed twice on a bound_cluster is refused") {
   // bound_cluster does, and refuses the second placement.
   bound_cluster<> c;
   c.base().add_node(testing::gpu_node("n0", 96000, 65536, 4));
-  scheduler<bound_cluster<>, decltype(fit_profile())> s(fit_profile());
+  scheduler<bound_cluster<>, decltype(testing::gpu_first_profile())> s(testing::gpu_first_profile());
   const pod p = make_pod("p").cpu(1000).gpus(1);
   CHECK(s.place_one(c, p).scheduled);
   const bound_cluster<> once = c;

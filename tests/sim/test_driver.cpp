@@ -71,11 +71,10 @@ replay_cluster one_gpu() {
   return make_replay_cluster(std::span<const node_spec>(&n, 1));
 }
 
-
 template <class Q, class Preempt = no_preemption>
 std::vector<std::string> run(test_workload& w, Q& q, driver_options o = {}, Preempt pre = {}) {
   replay_cluster c = one_gpu();
-  scheduler<replay_cluster, decltype(testing::fit_only_profile())> s(testing::fit_only_profile());
+  scheduler<replay_cluster, testing::fit_only_profile_t> s(testing::fit_only_profile());
   log_observer obs{&w, {}};
   drive(c, w, q, s, obs, o, std::move(pre));
   return obs.log;
@@ -275,7 +274,7 @@ TEST_CASE("driver: skip_failed_shapes skips only a pod that asks exactly what a 
 
 TEST_CASE("driver: bad jobs and options are refused before anything runs") {
   replay_cluster c = one_gpu();
-  scheduler<replay_cluster, decltype(testing::fit_only_profile())> s(testing::fit_only_profile());
+  scheduler<replay_cluster, testing::fit_only_profile_t> s(testing::fit_only_profile());
   test_workload w;
   w.add(whole("a"), 5, 1);
   w.add(whole("b"), 3, -1);  // negative duration
@@ -313,14 +312,13 @@ TEST_CASE("paper: with preemption a high-priority arrival takes the GPU of a low
     const auto order = paper_arrivals(t.requests, t.gpu_milli_capacity, o, r);
     if (t.requests[order[0]].name != "lo") continue;
     ++lo_first;
-    auto profile = [] { return make_profile(checks(resource_fit{}, gpu_check{}), scores()); };
-    const paper_result off = run_paper(t, profile(), o);
+    const paper_result off = run_paper(t, testing::fit_only_profile(), o);
     CHECK(off.pods_failed == 1);
     CHECK(off.failed_by_shape.size() == 1);
     CHECK(off.pods_preempted == 0);
     CHECK(off.final.allocated_gpu_milli == 1000);  // lo
     o.preemption = true;
-    const paper_result on = run_paper(t, profile(), o);
+    const paper_result on = run_paper(t, testing::fit_only_profile(), o);
     CHECK(on.pods_failed == 0);
     CHECK(on.pods_preempted == 1);
     CHECK(on.preempted_by_shape.size() == 1);

@@ -14,4 +14,11 @@ inline gpusched::node_spec gpu_node(std::string name, gpusched::milli cpu, gpusc
   return n;
 }
 
+// 1 core, 1 GiB and `gpus` whole GPUs at `priority` (in the prod tier when `prod`).
+inline gpusched::pod gpu_pod(const std::string& name, int priority, int gpus, bool prod = false) {
+  auto b = gpusched::make_pod(name).cpu(1000).memory(1024).gpus(gpus).priority(priority);
+  if (prod) b.prod();
+  return b;
+}
+
 }  // namespace testing

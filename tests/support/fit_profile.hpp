@@ -1,5 +1,6 @@
-// The smallest profile that places pods by their requests: NodeResourcesFit and the GPU check, no
-// scorers (the first feasible node wins). Shared by the driver and replay tests.
+// The smallest profiles that place pods by their requests, no scorers (the first feasible node
+// wins): NodeResourcesFit then the GPU check (the driver and replay tests), or the GPU check first
+// (the gang, preemption and schedule tests); the order decides which reason a node is refused for.
 #pragma once
 
 #include "gpusched/preflight/gpu_check.hpp"
@@ -13,5 +14,10 @@ inline auto fit_only_profile() {
   return make_profile(checks(resource_fit{}, gpu_check{}), scores());
 }
 using fit_only_profile_t = decltype(fit_only_profile());
+
+inline auto gpu_first_profile() {
+  using namespace gpusched;
+  return make_profile(checks(gpu_check{}, resource_fit{}), scores());
+}
 
 }  // namespace testing
