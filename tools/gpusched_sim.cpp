@@ -266,18 +266,28 @@ json dynamic_json(const sim::dynamic_result& r) {
   // spaced points of the arrival window ("window_", dynamic_options::window_samples).
   const auto put_series = [&](const auto& samples, const std::string& prefix) {
     json t = json::array(), alloc = json::array(), running = json::array(), pending = json::array(), frag = json::array();
+    json whole = json::array(), partial = json::array(), one = json::array(), multi = json::array();
+    const auto pct = [&](double m) { return round4(m / cap * 100.0); };
     for (const auto& s : samples) {
       t.push_back(s.time);
-      alloc.push_back(round4(static_cast<double>(s.allocated_gpu_milli) / cap * 100.0));
+      alloc.push_back(pct(static_cast<double>(s.allocated_gpu_milli)));
       running.push_back(s.running);
       pending.push_back(s.pending);
-      frag.push_back(round4(s.frag_gpu_milli / cap * 100.0));
+      frag.push_back(pct(s.frag_gpu_milli));
+      whole.push_back(pct(static_cast<double>(s.idle_whole_gpu_milli)));
+      partial.push_back(pct(static_cast<double>(r.gpu_capacity - s.allocated_gpu_milli - s.idle_whole_gpu_milli)));
+      one.push_back(pct(static_cast<double>(s.waiting_one_gpu_milli)));
+      multi.push_back(pct(static_cast<double>(s.waiting_multi_gpu_milli)));
     }
     j[prefix + "time_s"] = t;
     j[prefix + "allocation_pct"] = alloc;
     j[prefix + "running_pods"] = running;
     j[prefix + "pending_pods"] = pending;
     j[prefix + "frag_amount_pct"] = frag;
+    j[prefix + "idle_whole_gpu_pct"] = whole;
+    j[prefix + "idle_partial_gpu_pct"] = partial;
+    j[prefix + "waiting_one_gpu_pct"] = one;
+    j[prefix + "waiting_multi_gpu_pct"] = multi;
   };
   put_series(r.samples, "");
   put_series(r.window, "window_");

@@ -4,7 +4,8 @@ Without options: one row per policy with means over seeds, then the arrival wind
 6-hour samples' pending pods. With --by-week: each policy's allocation, fragmentation and pending pods by
 week of the arrival window (means of the 6-hour samples in the week, then over seeds), and each other
 policy's allocation minus the reference policy's, seed by seed (mean and range). With --weeks FIRST-LAST
-as well: the same over that span of weeks, per seed. Several files (replays of the same node and pod files with the
+as well: the same over that span of weeks, per seed, and where each policy's idle GPU is (in wholly free
+or in partly used GPUs) and what its waiting pods ask for (one GPU or several). Several files (replays of the same node and pod files with the
 same options, e.g. other policies) are summarised together.
 
     python3 python/tools/dynamic_summary.py out.json
@@ -45,6 +46,12 @@ COLUMNS: list[tuple[str, str, int | None, int]] = [
 
 # The 6-hour series --by-week reads: what, key, decimals.
 SERIES = [("alloc %", "allocation_pct", 2), ("frag %", "frag_amount_pct", 2), ("pending", "pending_pods", 1)]
+# With --weeks, where the idle GPU is and what the waiting pods ask (% of GPU capacity; sim/dynamic.hpp,
+# dynamic_sample), when every file has these series (gpusched-sim's JSON has had them since session 19).
+IDLE_SERIES = [("alloc %", "allocation_pct"), ("idle in whole GPUs %", "idle_whole_gpu_pct"),
+               ("idle in partly used GPUs %", "idle_partial_gpu_pct"),
+               ("asked by waiting one-GPU pods %", "waiting_one_gpu_pct"),
+               ("asked by waiting multi-GPU pods %", "waiting_multi_gpu_pct")]
 
 FILE = "_file"  # the key under which each loaded run keeps the file it came from
 
@@ -169,17 +176,18 @@ def full_weeks(r: Run) -> int:
     return int((days * 86400 + SAMPLE_S) // WEEK_S)
 
 
-def weekly(r: Run, weeks: int) -> list[tuple[float, ...]]:
-    """Per week 1..weeks: the mean of each SERIES over the 6-hour samples with (week-1)*7 d < t <= week*7 d.
+def weekly(r: Run, weeks: int, keys: list[str] | None = None) -> list[tuple[float, ...]]:
+    """Per week 1..weeks: the mean of each series (keys, default SERIES') over the 6-hour samples with
+    (week-1)*7 d < t <= week*7 d.
 
     t counts from the first sample, which gpusched-sim takes at the first arrival, where the window starts.
     A sample at t is the state held just before t, before the events of t (sim/driver.hpp): the first
     is the cluster before the first arrival, and the one at 7 d ends week 1."""
     t = numbers(r, "time_s")
-    series = [numbers(r, key) for _, key, _ in SERIES]
+    series = [numbers(r, key) for key in (keys if keys is not None else [key for _, key, _ in SERIES])]
     if any(len(s) != len(t) for s in series):
         raise SummaryError(f"{where(r)}: its series differ in length")
-    sums = [[0.0] * len(SERIES) for _ in range(weeks)]
+    sums = [[0.0] * len(series) for _ in range(weeks)]
     counts = [0] * weeks
     for i, ti in enumerate(t):
         rel = ti - t[0]
@@ -268,6 +276,23 @@ def by_week(paths: list[Path], d: dict[str, Any], reference: str | None, span: s
         cells += [f"{mean([over(p, x, 0) - over(ref, x, 0) for x in ss]):+.2f}" for p in others]
         cells += [f"{mean([over(p, x, 1) for x in ss]):.2f}" for p in names]
         out.append(row(cells))
+    return out + idle_and_waiting(runs, seeds, weeks, first, last)
+
+
+def idle_and_waiting(runs: dict[str, dict[int, Run]], seeds: list[int], weeks: int, first: int,
+                     last: int) -> list[str]:
+    """Weeks first..last: each policy's IDLE_SERIES, means of the weeks, then over seeds."""
+    keys = [key for _, key in IDLE_SERIES]
+    everyone = [r for by_seed in runs.values() for r in by_seed.values()]
+    if any(key not in r for r in everyone for key in keys):
+        return ["", f"(Where the idle GPU is: not in every file; gpusched-sim writes {', '.join(keys[1:])}.)"]
+    out = ["", f"Weeks {first}-{last}, where the idle GPU is and what waits (% of GPU capacity; means of the "
+           f"weeks, then over seeds {seeds}):", ""]
+    out += header(["policy", *(what for what, _ in IDLE_SERIES)])
+    for p, by_seed in runs.items():
+        w = [weekly(by_seed[s], weeks, keys) for s in seeds]
+        cells = [mean([mean([ws[k][j] for k in range(first - 1, last)]) for ws in w]) for j in range(len(keys))]
+        out.append(row([p, *(f"{c:.2f}" for c in cells)]))
     return out
 
 

@@ -179,3 +179,45 @@ TEST_CASE("dynamic.departures, waiting and withdrawal, hand-checked") {
                               dynamic_options{1, tie_break_rule::reservoir, 0, 1.0}),
                   invalid_argument_error);
 }
+
+TEST_CASE("dynamic.where the idle GPU is and what waits, hand-checked") {
+  // One node with two GPUs and 8 CPUs. a (half a GPU, 1 CPU) runs 0..200. b asks for both GPUs from
+  // 10; it fits only once a has left, and runs 200..900 (its trace duration 1000 - 300). e asks for
+  // one whole GPU and 8 CPUs from 20; a's CPU leaves 7 free, so e waits until its deadline, 20 + 130.
+  std::vector<node_spec> nodes = {testing::gpu_node("n", 8000, 1 << 20, 2)};
+  std::vector<openb_pod> pods = {timed("a", make_pod("x").cpu(1000).gpu_share(500), 0, 200, 0),
+                                 timed("b", make_pod("x").cpu(1000).gpus(2), 10, 1000, 300),
+                                 timed("e", make_pod("x").cpu(8000).gpus(1), 20, 150, std::nullopt)};
+  const trace t = trace::from(nodes, pods);
+  dynamic_options o;
+  o.sample_period = 100;
+  const dynamic_result r =
+      with_policy(policy_kind::gpusched, t.typical, 1, [&](auto prof) { return run_dynamic(t, prof, o, "x"); });
+  CHECK(r.placed == 2);
+  CHECK(r.withdrawn == 1);
+  REQUIRE(r.samples.size() == 10);  // t = 0, 100, ..., 900
+  const auto at = [&](std::size_t k) { return r.samples[k]; };
+  // t = 0, before a: both GPUs wholly free, nothing waits.
+  CHECK(at(0).idle_whole_gpu_milli == 2000);
+  CHECK(at(0).waiting_one_gpu_milli == 0);
+  CHECK(at(0).waiting_multi_gpu_milli == 0);
+  // t = 100: a holds half of one GPU (500 idle there, the other GPU wholly free); b and e wait.
+  CHECK(at(1).allocated_gpu_milli == 500);
+  CHECK(at(1).idle_whole_gpu_milli == 1000);
+  CHECK(at(1).waiting_one_gpu_milli == 1000);
+  CHECK(at(1).waiting_multi_gpu_milli == 2000);
+  // t = 200, before a leaves: e withdrew at 150, b still waits.
+  CHECK(at(2).idle_whole_gpu_milli == 1000);
+  CHECK(at(2).waiting_one_gpu_milli == 0);
+  CHECK(at(2).waiting_multi_gpu_milli == 2000);
+  // t = 300: b holds both GPUs.
+  CHECK(at(3).allocated_gpu_milli == 2000);
+  CHECK(at(3).idle_whole_gpu_milli == 0);
+  CHECK(at(3).waiting_multi_gpu_milli == 0);
+  // The window (first to last arrival, 0..20) ends at 20, after the events of 20: b and e wait.
+  REQUIRE(!r.window.empty());
+  CHECK(r.window.back().time == 20);
+  CHECK(r.window.back().idle_whole_gpu_milli == 1000);
+  CHECK(r.window.back().waiting_one_gpu_milli == 1000);
+  CHECK(r.window.back().waiting_multi_gpu_milli == 2000);
+}

@@ -80,6 +80,7 @@ TEST_CASE("dynamic replay with preemption: one preemption, the victim waits and 
   CHECK(off.placed == 1);
   CHECK(off.withdrawn == 1);
   o.preemption = true;
+  o.sample_period = 20;
   const dynamic_result on = run_dynamic(t, testing::fit_only_profile(), o);
   // On: hi preempts lo at 10 and runs until 30; lo waits from 10 and is placed at 30 (30 s after its
   // arrival at 0), then runs its 100 s.
@@ -92,6 +93,15 @@ TEST_CASE("dynamic replay with preemption: one preemption, the victim waits and 
   CHECK(on.max_delay == 30.0);
   CHECK(on.mean_delay == 10.0);  // (0 + 0 + 30) / 3
   CHECK(on.last_event == 130);
+  // Samples every 20 s up to 130, each before the events of its second: the GPU is wholly free only
+  // at 0; at 20 hi holds it and lo (one whole GPU) waits; from 40 lo holds it again.
+  REQUIRE(on.samples.size() == 7);
+  CHECK(on.samples[0].idle_whole_gpu_milli == 1000);
+  CHECK(on.samples[1].idle_whole_gpu_milli == 0);
+  CHECK(on.samples[1].waiting_one_gpu_milli == 1000);
+  CHECK(on.samples[1].waiting_multi_gpu_milli == 0);
+  CHECK(on.samples[2].idle_whole_gpu_milli == 0);
+  CHECK(on.samples[2].waiting_one_gpu_milli == 0);
 }
 
 TEST_CASE("dynamic replay with preemption: equal priorities (the openb traces as read) never preempt") {

@@ -338,6 +338,13 @@ class driver {
   [[nodiscard]] double now() const noexcept { return now_; }
   [[nodiscard]] std::size_t running() const noexcept { return running_; }  // placed and not yet gone
   [[nodiscard]] std::size_t pending() const noexcept { return q_.size(); }
+  // Calls f(const pod&) for each waiting pod, in no particular order (queues that list their pods:
+  // the sorted queues of queue/queue_sort.hpp).
+  template <class F>
+    requires requires(const Q& q, F f) { q.for_each(f); }
+  void for_each_waiting(F f) const {
+    q_.for_each(f);
+  }
   [[nodiscard]] std::size_t preemptions() const noexcept { return preemptions_; }  // victims, all told
   [[nodiscard]] std::size_t preemptors() const noexcept { return preemptors_; }    // pods placed by preempting
   [[nodiscard]] bool placed(std::uint32_t j) const noexcept { return bound_[j] != 0; }
