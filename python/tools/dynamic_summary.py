@@ -5,8 +5,8 @@ Without options: one row per policy with means over seeds, then the arrival wind
 week of the arrival window (means of the 6-hour samples in the week, then over seeds), and each other
 policy's allocation minus the reference policy's, seed by seed (mean and range). With --weeks FIRST-LAST
 as well: the same over that span of weeks, per seed, and where each policy's idle GPU is (in wholly free
-or in partly used GPUs) and what its waiting pods ask for (one GPU or several). Several files (replays of the same node and pod files with the
-same options, e.g. other policies) are summarised together.
+or in partly used GPUs) and what its waiting pods ask for (one GPU or several). Several files (replays of
+the same node and pod files with the same options, e.g. other policies) are summarised together.
 
     python3 python/tools/dynamic_summary.py out.json
     python3 python/tools/dynamic_summary.py --by-week --weeks 5-12 out.json more-policies.json
@@ -47,7 +47,7 @@ COLUMNS: list[tuple[str, str, int | None, int]] = [
 # The 6-hour series --by-week reads: what, key, decimals.
 SERIES = [("alloc %", "allocation_pct", 2), ("frag %", "frag_amount_pct", 2), ("pending", "pending_pods", 1)]
 # With --weeks, where the idle GPU is and what the waiting pods ask (% of GPU capacity; sim/dynamic.hpp,
-# dynamic_sample), when every file has these series (gpusched-sim's JSON has had them since session 19).
+# dynamic_sample), when every file has these series (files written by older gpusched-sim builds lack them).
 IDLE_SERIES = [("alloc %", "allocation_pct"), ("idle in whole GPUs %", "idle_whole_gpu_pct"),
                ("idle in partly used GPUs %", "idle_partial_gpu_pct"),
                ("asked by waiting one-GPU pods %", "waiting_one_gpu_pct"),

@@ -149,7 +149,8 @@ struct dynamic_observer {
   double last = 0.0;
   std::size_t window_points = 0;  // dynamic_options::window_samples
 
-  // Wholly free GPUs per node and in all, kept at each placement and release (O(GPUs of the node)).
+  // Wholly free GPUs per node (4 bytes a node) and in all, kept at each placement and release
+  // (O(GPUs of the node)): a sample reads the total instead of passing over every GPU.
   std::vector<std::int32_t> whole_free{};
   milli whole_free_milli = 0;
 
