@@ -274,8 +274,8 @@ json dynamic_json(const sim::dynamic_result& r) {
       running.push_back(s.running);
       pending.push_back(s.pending);
       frag.push_back(pct(s.frag_gpu_milli));
-      whole.push_back(pct(static_cast<double>(s.idle_whole_gpu_milli)));
-      partial.push_back(pct(static_cast<double>(r.gpu_capacity - s.allocated_gpu_milli - s.idle_whole_gpu_milli)));
+      whole.push_back(pct(static_cast<double>(s.whole_free_gpu_milli)));
+      partial.push_back(pct(static_cast<double>(s.partly_free_gpu_milli(r.gpu_capacity))));
       one.push_back(pct(static_cast<double>(s.waiting_one_gpu_milli)));
       multi.push_back(pct(static_cast<double>(s.waiting_multi_gpu_milli)));
     }
@@ -284,8 +284,8 @@ json dynamic_json(const sim::dynamic_result& r) {
     j[prefix + "running_pods"] = running;
     j[prefix + "pending_pods"] = pending;
     j[prefix + "frag_amount_pct"] = frag;
-    j[prefix + "idle_whole_gpu_pct"] = whole;
-    j[prefix + "idle_partial_gpu_pct"] = partial;
+    j[prefix + "free_in_whole_gpus_pct"] = whole;
+    j[prefix + "free_in_partly_used_gpus_pct"] = partial;
     j[prefix + "waiting_one_gpu_pct"] = one;
     j[prefix + "waiting_multi_gpu_pct"] = multi;
   };

@@ -88,25 +88,25 @@ def test_a_span_of_weeks_per_seed(tmp_path: Path, capsys) -> None:
     assert span[3] == ["mean", "92.25", "93.00", "+0.75", "3.00", "2.00"]
 
 
-def with_idle(d: dict[str, Any]) -> dict[str, Any]:
-    # Where the idle GPU is and what waits, per run: (whole, partly used, one-GPU, multi-GPU) by week.
+def with_free(d: dict[str, Any]) -> dict[str, Any]:
+    # Where the unallocated GPU is and what waits, per run: (whole, partly used, one-GPU, multi-GPU) by week.
     # The sample at 0 is far off again, so that counting it shows.
     weeks = {("FGD", 42): ((2.0, 2.0), (4.0, 2.0), (0.5, 0.5), (3.0, 5.0)),
              ("FGD", 43): ((1.0, 1.0), (3.0, 3.0), (0.5, 0.5), (4.0, 4.0)),
              ("gpusched", 42): ((0.5, 0.5), (5.0, 5.0), (1.0, 1.0), (2.0, 2.0)),
              ("gpusched", 43): ((0.5, 0.5), (6.0, 4.0), (1.0, 1.0), (1.0, 3.0))}
-    keys = ["idle_whole_gpu_pct", "idle_partial_gpu_pct", "waiting_one_gpu_pct", "waiting_multi_gpu_pct"]
+    keys = ["free_in_whole_gpus_pct", "free_in_partly_used_gpus_pct", "waiting_one_gpu_pct", "waiting_multi_gpu_pct"]
     for r in d["runs"]:
         for key, (w1, w2) in zip(keys, weeks[(r["policy"], r["seed"])]):
             r[key] = series(77.0, w1, w2)
     return d
 
 
-def test_where_the_idle_gpu_is_over_a_span(tmp_path: Path, capsys) -> None:
-    assert ds.main(["--by-week", "--weeks", "1-2", str(write(tmp_path, with_idle(fixture())))]) == 0
-    part = capsys.readouterr().out.split("where the idle GPU is")[1]
+def test_where_the_unallocated_gpu_is_over_a_span(tmp_path: Path, capsys) -> None:
+    assert ds.main(["--by-week", "--weeks", "1-2", str(write(tmp_path, with_free(fixture())))]) == 0
+    part = capsys.readouterr().out.split("where the unallocated GPU is")[1]
     table = rows(part)
-    assert table[0] == ["policy", "alloc %", "idle in whole GPUs %", "idle in partly used GPUs %",
+    assert table[0] == ["policy", "alloc %", "free in whole GPUs %", "free in partly used GPUs %",
                         "asked by waiting one-GPU pods %", "asked by waiting multi-GPU pods %"]
     # FGD: alloc (92 + 92.5) / 2 (the span table's); whole (2 + 1) / 2; partly used ((4 + 2) / 2 + 3) / 2;
     # multi-GPU ((3 + 5) / 2 + 4) / 2. gpusched: partly used ((6 + 4) / 2 + 5) / 2, multi ((1 + 3) / 2 + 2) / 2.
@@ -115,13 +115,13 @@ def test_where_the_idle_gpu_is_over_a_span(tmp_path: Path, capsys) -> None:
     assert len(table) == 3
 
 
-def test_where_the_idle_gpu_is_needs_the_series_in_every_file(tmp_path: Path, capsys) -> None:
-    d = with_idle(fixture())
+def test_where_the_unallocated_gpu_is_needs_the_series_in_every_file(tmp_path: Path, capsys) -> None:
+    d = with_free(fixture())
     del d["runs"][3]["waiting_multi_gpu_pct"]
     assert ds.main(["--by-week", "--weeks", "1-2", str(write(tmp_path, d))]) == 0
     out = capsys.readouterr().out
-    assert "where the idle GPU is" not in out
-    assert "(Where the idle GPU is: not in every file" in out
+    assert "where the unallocated GPU is" not in out
+    assert "(Where the unallocated GPU is: not in every file" in out
 
 
 def test_reference_policy(tmp_path: Path, capsys) -> None:

@@ -57,9 +57,9 @@ def test_dynamic_replay_by_hand(tmp_path: Path) -> None:
     np.testing.assert_array_equal(r["time_s"], [0, 50, 100, 150, 200, 250])
     np.testing.assert_array_equal(r["pending_pods"], [0, 1, 1, 0, 0, 0])
     np.testing.assert_array_equal(r["allocation_pct"], [0, 100, 100, 100, 100, 100])
-    # The idle GPU is the wholly free GPU at 0 (before a); b asks for one whole GPU while it waits.
-    np.testing.assert_array_equal(r["idle_whole_gpu_pct"], [100, 0, 0, 0, 0, 0])
-    np.testing.assert_array_equal(r["idle_partial_gpu_pct"], [0, 0, 0, 0, 0, 0])
+    # The unallocated GPU is the wholly free GPU at 0 (before a); b asks for one whole GPU while it waits.
+    np.testing.assert_array_equal(r["free_in_whole_gpus_pct"], [100, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(r["free_in_partly_used_gpus_pct"], [0, 0, 0, 0, 0, 0])
     np.testing.assert_array_equal(r["waiting_one_gpu_pct"], [0, 100, 100, 0, 0, 0])
     np.testing.assert_array_equal(r["waiting_multi_gpu_pct"], [0, 0, 0, 0, 0, 0])
 

@@ -4,8 +4,8 @@ Without options: one row per policy with means over seeds, then the arrival wind
 6-hour samples' pending pods. With --by-week: each policy's allocation, fragmentation and pending pods by
 week of the arrival window (means of the 6-hour samples in the week, then over seeds), and each other
 policy's allocation minus the reference policy's, seed by seed (mean and range). With --weeks FIRST-LAST
-as well: the same over that span of weeks, per seed, and where each policy's idle GPU is (in wholly free
-or in partly used GPUs) and what its waiting pods ask for (one GPU or several). Several files (replays of
+as well: the same over that span of weeks, per seed, and where each policy's unallocated GPU is (in wholly
+free or in partly used GPUs) and what its waiting pods ask for (one GPU or several). Several files (replays of
 the same node and pod files with the same options, e.g. other policies) are summarised together.
 
     python3 python/tools/dynamic_summary.py out.json
@@ -46,10 +46,11 @@ COLUMNS: list[tuple[str, str, int | None, int]] = [
 
 # The 6-hour series --by-week reads: what, key, decimals.
 SERIES = [("alloc %", "allocation_pct", 2), ("frag %", "frag_amount_pct", 2), ("pending", "pending_pods", 1)]
-# With --weeks, where the idle GPU is and what the waiting pods ask (% of GPU capacity; sim/dynamic.hpp,
-# dynamic_sample), when every file has these series (files written by older gpusched-sim builds lack them).
-IDLE_SERIES = [("alloc %", "allocation_pct"), ("idle in whole GPUs %", "idle_whole_gpu_pct"),
-               ("idle in partly used GPUs %", "idle_partial_gpu_pct"),
+# With --weeks, where the unallocated GPU is and what the waiting pods ask (% of GPU capacity;
+# sim/dynamic.hpp, dynamic_sample), when every file has these series (older gpusched-sim builds did not
+# write them).
+FREE_SERIES = [("alloc %", "allocation_pct"), ("free in whole GPUs %", "free_in_whole_gpus_pct"),
+               ("free in partly used GPUs %", "free_in_partly_used_gpus_pct"),
                ("asked by waiting one-GPU pods %", "waiting_one_gpu_pct"),
                ("asked by waiting multi-GPU pods %", "waiting_multi_gpu_pct")]
 
@@ -276,19 +277,19 @@ def by_week(paths: list[Path], d: dict[str, Any], reference: str | None, span: s
         cells += [f"{mean([over(p, x, 0) - over(ref, x, 0) for x in ss]):+.2f}" for p in others]
         cells += [f"{mean([over(p, x, 1) for x in ss]):.2f}" for p in names]
         out.append(row(cells))
-    return out + idle_and_waiting(runs, seeds, weeks, first, last)
+    return out + free_and_waiting(runs, seeds, weeks, first, last)
 
 
-def idle_and_waiting(runs: dict[str, dict[int, Run]], seeds: list[int], weeks: int, first: int,
+def free_and_waiting(runs: dict[str, dict[int, Run]], seeds: list[int], weeks: int, first: int,
                      last: int) -> list[str]:
-    """Weeks first..last: each policy's IDLE_SERIES, means of the weeks, then over seeds."""
-    keys = [key for _, key in IDLE_SERIES]
+    """Weeks first..last: each policy's FREE_SERIES, means of the weeks, then over seeds."""
+    keys = [key for _, key in FREE_SERIES]
     everyone = [r for by_seed in runs.values() for r in by_seed.values()]
     if any(key not in r for r in everyone for key in keys):
-        return ["", f"(Where the idle GPU is: not in every file; gpusched-sim writes {', '.join(keys[1:])}.)"]
-    out = ["", f"Weeks {first}-{last}, where the idle GPU is and what waits (% of GPU capacity; means of the "
-           f"weeks, then over seeds {seeds}):", ""]
-    out += header(["policy", *(what for what, _ in IDLE_SERIES)])
+        return ["", f"(Where the unallocated GPU is: not in every file; gpusched-sim writes {', '.join(keys[1:])}.)"]
+    out = ["", f"Weeks {first}-{last}, where the unallocated GPU is and what waits (% of GPU capacity; means "
+           f"of the weeks, then over seeds {seeds}):", ""]
+    out += header(["policy", *(what for what, _ in FREE_SERIES)])
     for p, by_seed in runs.items():
         w = [weekly(by_seed[s], weeks, keys) for s in seeds]
         cells = [mean([mean([ws[k][j] for k in range(first - 1, last)]) for ws in w]) for j in range(len(keys))]
@@ -331,7 +332,8 @@ def main(argv: list[str] | None = None) -> int:
                     "files (other policies or seeds), summarised together")
     ap.add_argument("--by-week", action="store_true",
                     help="allocation, fragmentation and pending pods by week of the arrival window, and leads")
-    ap.add_argument("--weeks", metavar="FIRST-LAST", help="with --by-week: also the means over these weeks, per seed")
+    ap.add_argument("--weeks", metavar="FIRST-LAST", help="with --by-week: also the means over these weeks, per seed, and "
+                    "where each policy's unallocated GPU is and what its waiting pods ask for")
     ap.add_argument("--reference", metavar="POLICY", help="with --by-week: leads against this policy (default: FGD "
                     "if present, else the first policy)")
     a = ap.parse_args(argv)

@@ -180,44 +180,55 @@ TEST_CASE("dynamic.departures, waiting and withdrawal, hand-checked") {
                   invalid_argument_error);
 }
 
-TEST_CASE("dynamic.where the idle GPU is and what waits, hand-checked") {
+TEST_CASE("dynamic.where the unallocated GPU is and what waits, hand-checked") {
   // One node with two GPUs and 8 CPUs. a (half a GPU, 1 CPU) runs 0..200. b asks for both GPUs from
   // 10; it fits only once a has left, and runs 200..900 (its trace duration 1000 - 300). e asks for
   // one whole GPU and 8 CPUs from 20; a's CPU leaves 7 free, so e waits until its deadline, 20 + 130.
+  // f (CPU only) runs 950..1050, so a sample sees the node after b's departure.
   std::vector<node_spec> nodes = {testing::gpu_node("n", 8000, 1 << 20, 2)};
   std::vector<openb_pod> pods = {timed("a", make_pod("x").cpu(1000).gpu_share(500), 0, 200, 0),
                                  timed("b", make_pod("x").cpu(1000).gpus(2), 10, 1000, 300),
-                                 timed("e", make_pod("x").cpu(8000).gpus(1), 20, 150, std::nullopt)};
+                                 timed("e", make_pod("x").cpu(8000).gpus(1), 20, 150, std::nullopt),
+                                 timed("f", make_pod("x").cpu(1000), 950, 1050, 950)};
   const trace t = trace::from(nodes, pods);
   dynamic_options o;
   o.sample_period = 100;
+  o.window_samples = 2;  // the first and the last arrival: 0 and 950
   const dynamic_result r =
       with_policy(policy_kind::gpusched, t.typical, 1, [&](auto prof) { return run_dynamic(t, prof, o, "x"); });
-  CHECK(r.placed == 2);
+  CHECK(r.placed == 3);
   CHECK(r.withdrawn == 1);
-  REQUIRE(r.samples.size() == 10);  // t = 0, 100, ..., 900
+  REQUIRE(r.samples.size() == 11);  // t = 0, 100, ..., 1000
   const auto at = [&](std::size_t k) { return r.samples[k]; };
+  const milli capacity = 2000;
   // t = 0, before a: both GPUs wholly free, nothing waits.
-  CHECK(at(0).idle_whole_gpu_milli == 2000);
+  CHECK(at(0).whole_free_gpu_milli == 2000);
+  CHECK(at(0).partly_free_gpu_milli(capacity) == 0);
   CHECK(at(0).waiting_one_gpu_milli == 0);
   CHECK(at(0).waiting_multi_gpu_milli == 0);
-  // t = 100: a holds half of one GPU (500 idle there, the other GPU wholly free); b and e wait.
+  // t = 100: a holds half of one GPU (500 free there, the other GPU wholly free); b and e wait.
   CHECK(at(1).allocated_gpu_milli == 500);
-  CHECK(at(1).idle_whole_gpu_milli == 1000);
+  CHECK(at(1).whole_free_gpu_milli == 1000);
+  CHECK(at(1).partly_free_gpu_milli(capacity) == 500);
   CHECK(at(1).waiting_one_gpu_milli == 1000);
   CHECK(at(1).waiting_multi_gpu_milli == 2000);
   // t = 200, before a leaves: e withdrew at 150, b still waits.
-  CHECK(at(2).idle_whole_gpu_milli == 1000);
+  CHECK(at(2).whole_free_gpu_milli == 1000);
   CHECK(at(2).waiting_one_gpu_milli == 0);
   CHECK(at(2).waiting_multi_gpu_milli == 2000);
   // t = 300: b holds both GPUs.
   CHECK(at(3).allocated_gpu_milli == 2000);
-  CHECK(at(3).idle_whole_gpu_milli == 0);
+  CHECK(at(3).whole_free_gpu_milli == 0);
+  CHECK(at(3).partly_free_gpu_milli(capacity) == 0);
   CHECK(at(3).waiting_multi_gpu_milli == 0);
-  // The window (first to last arrival, 0..20) ends at 20, after the events of 20: b and e wait.
-  REQUIRE(!r.window.empty());
-  CHECK(r.window.back().time == 20);
-  CHECK(r.window.back().idle_whole_gpu_milli == 1000);
-  CHECK(r.window.back().waiting_one_gpu_milli == 1000);
-  CHECK(r.window.back().waiting_multi_gpu_milli == 2000);
+  // t = 1000: b left at 900 and nothing took a GPU since: both wholly free again.
+  CHECK(at(10).allocated_gpu_milli == 0);
+  CHECK(at(10).whole_free_gpu_milli == 2000);
+  // Window points, just after the events of their second: at 0 a runs; at 950 f runs, the GPUs free.
+  REQUIRE(r.window.size() == 2);
+  CHECK(r.window[0].whole_free_gpu_milli == 1000);
+  CHECK(r.window[0].partly_free_gpu_milli(capacity) == 500);
+  CHECK(r.window[1].time == 950);
+  CHECK(r.window[1].whole_free_gpu_milli == 2000);
+  CHECK(r.window[1].waiting_one_gpu_milli == 0);
 }

@@ -96,11 +96,11 @@ TEST_CASE("dynamic replay with preemption: one preemption, the victim waits and 
   // Samples every 20 s up to 130, each before the events of its second: the GPU is wholly free only
   // at 0; at 20 hi holds it and lo (one whole GPU) waits; from 40 lo holds it again.
   REQUIRE(on.samples.size() == 7);
-  CHECK(on.samples[0].idle_whole_gpu_milli == 1000);
-  CHECK(on.samples[1].idle_whole_gpu_milli == 0);
+  CHECK(on.samples[0].whole_free_gpu_milli == 1000);
+  CHECK(on.samples[1].whole_free_gpu_milli == 0);
   CHECK(on.samples[1].waiting_one_gpu_milli == 1000);
   CHECK(on.samples[1].waiting_multi_gpu_milli == 0);
-  CHECK(on.samples[2].idle_whole_gpu_milli == 0);
+  CHECK(on.samples[2].whole_free_gpu_milli == 0);
   CHECK(on.samples[2].waiting_one_gpu_milli == 0);
 }
 

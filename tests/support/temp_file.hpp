@@ -32,8 +32,8 @@ inline temp_files& written() {
 }  // namespace detail
 
 // Writes `text` to <temp>/gpusched_test_<pid>_<name> and returns its path; the file is removed when
-// the process exits. The process id keeps two test runs at once (two build folders, or ctest -j)
-// from writing each other's files.
+// the process exits. The process id keeps two test runs at once (of two build folders) from writing
+// each other's files.
 inline std::string write_temp(const std::string& name, const std::string& text) {
   const auto p = std::filesystem::temp_directory_path() /
                  ("gpusched_test_" + std::to_string(::getpid()) + "_" + name);

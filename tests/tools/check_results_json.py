@@ -99,6 +99,19 @@ def main() -> None:
                 fail(f"dynamic {k}: want [{v}], got {m[k]['values']}")
         if doc.get("queue") != "fifo":
             fail(f"dynamic mode without --queue: want queue 'fifo', got {doc.get('queue')!r}")
+        # The last window point is the last arrival (20), after its events: p1 holds the GPU, p2 and p3
+        # (one whole GPU each) wait: 200 % of the one GPU asked by waiting one-GPU pods, nothing free.
+        run0 = doc["runs"][0]
+        last = {k: run0["window_" + k][-1] for k in ("time_s", "allocation_pct", "free_in_whole_gpus_pct",
+                                                      "free_in_partly_used_gpus_pct", "waiting_one_gpu_pct",
+                                                      "waiting_multi_gpu_pct")}
+        if last != {"time_s": 20, "allocation_pct": 100.0, "free_in_whole_gpus_pct": 0.0,
+                    "free_in_partly_used_gpus_pct": 0.0, "waiting_one_gpu_pct": 200.0, "waiting_multi_gpu_pct": 0.0}:
+            fail(f"dynamic mode, the last window point: {last}")
+        # Before the first arrival the GPU is wholly free.
+        if (run0["free_in_whole_gpus_pct"][0], run0["allocation_pct"][0]) != (100.0, 0.0):
+            fail(f"dynamic mode, the sample at 0: free {run0['free_in_whole_gpus_pct'][0]}, "
+                 f"allocated {run0['allocation_pct'][0]}")
 
         # Preemption (tests/data/cli/pods_preempt.csv, one GPU; --priority-by-qos: BE 5000, LS 9000): lo (BE)
         # runs from 0 for 100 s; hi (LS) arrives at 10 and fits nowhere. Without --preemption hi waits and

@@ -338,8 +338,8 @@ class driver {
   [[nodiscard]] double now() const noexcept { return now_; }
   [[nodiscard]] std::size_t running() const noexcept { return running_; }  // placed and not yet gone
   [[nodiscard]] std::size_t pending() const noexcept { return q_.size(); }
-  // Calls f(const pod&) for each waiting pod, in no particular order (queues that list their pods:
-  // the sorted queues of queue/queue_sort.hpp).
+  // Calls f(const pod&) for each waiting pod (queues that list their pods: the sorted queues of
+  // queue/queue_sort.hpp).
   template <class F>
     requires requires(const Q& q, F f) { q.for_each(f); }
   void for_each_waiting(F f) const {

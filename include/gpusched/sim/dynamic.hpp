@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "gpusched/core/error.hpp"
+#include "gpusched/core/gpu_summary.hpp"
 #include "gpusched/queue/queue_sort.hpp"
 #include "gpusched/schedule/schedule_one.hpp"
 #include "gpusched/sim/driver.hpp"
@@ -79,19 +80,25 @@ struct dynamic_options {
 // the limit is refused before the replay starts.
 inline constexpr std::size_t max_dynamic_samples = std::size_t{1} << 24;
 
-// The cluster at `time`, just before the events of that second. The idle GPU is split by where it
-// is: idle_whole_gpu_milli in wholly free GPUs, the rest (capacity - allocated - idle whole) in the
-// free share of partly used ones. The waiting pods' GPU request is split by pod kind: one GPU (whole
-// or a share) or several GPUs. Taking one costs a pass over the waiting pods.
+// The cluster at `time`: a periodic sample holds the state just before the events of that second,
+// a window point (dynamic_options::window_samples) the state just after them. The unallocated GPU is
+// split by where it is: whole_free_gpu_milli in wholly free GPUs, partly_free_gpu_milli in the free
+// share of partly used ones. The GPU the waiting pods ask for is split by pod kind: one GPU (whole or
+// a share) or several. Taking one costs a pass over the nodes' GPU summaries and the waiting pods.
 struct dynamic_sample {
   std::int64_t time = 0;  // seconds
   milli allocated_gpu_milli = 0;
   std::size_t running = 0;
   std::size_t pending = 0;
   double frag_gpu_milli = 0.0;
-  milli idle_whole_gpu_milli = 0;
+  milli whole_free_gpu_milli = 0;
   milli waiting_one_gpu_milli = 0;    // the GPU asked by waiting pods of one GPU
   milli waiting_multi_gpu_milli = 0;  // the GPU asked by waiting pods of two or more GPUs
+
+  // The free share of partly used GPUs, on a cluster of `capacity` milli-GPU.
+  [[nodiscard]] milli partly_free_gpu_milli(milli capacity) const noexcept {
+    return capacity - allocated_gpu_milli - whole_free_gpu_milli;
+  }
 };
 
 struct dynamic_result {
@@ -149,33 +156,18 @@ struct dynamic_observer {
   double last = 0.0;
   std::size_t window_points = 0;  // dynamic_options::window_samples
 
-  // Wholly free GPUs per node (4 bytes a node) and in all, kept at each placement and release
-  // (O(GPUs of the node)): a sample reads the total instead of passing over every GPU.
-  std::vector<std::int32_t> whole_free{};
-  milli whole_free_milli = 0;
-
-  // Counts every node's wholly free GPUs (before the replay).
-  void count_whole_free() {
-    whole_free.assign(traits_of<replay_cluster>::node_count(*c), 0);
-    whole_free_milli = 0;
-    for (std::size_t i = 0; i < whole_free.size(); ++i) recount_whole_free(static_cast<node_index>(i));
-  }
-  void recount_whole_free(node_index n) {
-    const int gpus = traits_of<replay_cluster>::node_resources(*c, n).gpu_count;
-    std::int32_t whole = 0;
-    for (int g = 0; g < gpus; ++g) whole += traits_of<replay_cluster>::node_gpu(*c, n, g).milli_free == gpu_milli_whole;
-    whole_free_milli += milli{whole - whole_free[n]} * gpu_milli_whole;
-    whole_free[n] = whole;
-  }
-
-  // The state now, as a sample at time t: O(1) but for a pass over the waiting pods.
+  // The state now, as a sample at time t. The wholly free GPUs come from the cluster's per-node GPU
+  // summary (core/gpu_summary.hpp), which the cluster keeps at every reservation and release.
   template <class D>
   [[nodiscard]] dynamic_sample snapshot(const D& d, std::int64_t t) const {
     dynamic_sample s{t, totals(*c).gpu_milli_allocated(), d.running(), d.pending(), frag->total().fragment()};
-    s.idle_whole_gpu_milli = whole_free_milli;
+    const std::size_t nodes = traits_of<replay_cluster>::node_count(*c);
+    for (std::size_t i = 0; i < nodes; ++i) {
+      const gpu_free_summary g = adl::call_node_gpu_summary(*c, static_cast<node_index>(i));
+      s.whole_free_gpu_milli += milli{g.whole_free} * gpu_milli_whole;
+    }
     d.for_each_waiting([&](const pod& p) {
-      const milli asked = milli{p.gpu_milli} * p.num_gpu;
-      (p.num_gpu > 1 ? s.waiting_multi_gpu_milli : s.waiting_one_gpu_milli) += asked;
+      (p.num_gpu > 1 ? s.waiting_multi_gpu_milli : s.waiting_one_gpu_milli) += p.gpu_milli_total();
     });
     return s;
   }
@@ -207,14 +199,12 @@ struct dynamic_observer {
   }
   void placed(std::uint32_t j, const binding& b, double now, bool waited) {
     frag->update(*c, b.node);
-    recount_whole_free(b.node);
     ++res->placed;
     if (waited) ++res->placed_after_wait;
     delays.push_back(now - w->job(j).arrive);
   }
   void released(std::uint32_t j, const binding& b, bool preempted) {
     frag->update(*c, b.node);
-    recount_whole_free(b.node);
     if (preempted) {
       ++res->preempted;
       ++res->preempted_by_shape[shape_key(w->spec(j))];
@@ -316,7 +306,6 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   obs.delays.reserve(n);
   obs.last = static_cast<double>(res.start);
   obs.window_points = o.window_samples;
-  obs.count_whole_free();
   res.window.reserve(o.window_samples);
   // fifo_queue or priority_sort_queue (queue/queue_sort.hpp), by o.queue
   sorted_queue<detail::chosen_queue_order> pending(detail::chosen_queue_order{o.queue == queue_order::priority});

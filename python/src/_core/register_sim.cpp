@@ -88,16 +88,16 @@ py::dict paper_dict(sim::paper_result&& r, int max_pct) {
   return d;
 }
 
-// The idle GPU by where it is and the waiting pods' GPU by pod kind (sim::dynamic_sample), % of
+// The unallocated GPU by where it is and the waiting pods' GPU by pod kind (sim::dynamic_sample), % of
 // capacity, under `prefix` (gpusched-sim's JSON keys).
-void put_idle_and_waiting(py::dict& d, const std::string& prefix, const std::vector<sim::dynamic_sample>& s,
+void put_free_and_waiting(py::dict& d, const std::string& prefix, const std::vector<sim::dynamic_sample>& s,
                           milli capacity) {
   const double cap = capacity > 0 ? static_cast<double>(capacity) : 1.0;
   const auto pct = [&](milli m) { return static_cast<double>(m) / cap * 100.0; };
-  d[(prefix + "idle_whole_gpu_pct").c_str()] =
-      column<double>(s.size(), [&](std::size_t i) { return pct(s[i].idle_whole_gpu_milli); });
-  d[(prefix + "idle_partial_gpu_pct").c_str()] = column<double>(
-      s.size(), [&](std::size_t i) { return pct(capacity - s[i].allocated_gpu_milli - s[i].idle_whole_gpu_milli); });
+  d[(prefix + "free_in_whole_gpus_pct").c_str()] =
+      column<double>(s.size(), [&](std::size_t i) { return pct(s[i].whole_free_gpu_milli); });
+  d[(prefix + "free_in_partly_used_gpus_pct").c_str()] =
+      column<double>(s.size(), [&](std::size_t i) { return pct(s[i].partly_free_gpu_milli(capacity)); });
   d[(prefix + "waiting_one_gpu_pct").c_str()] =
       column<double>(s.size(), [&](std::size_t i) { return pct(s[i].waiting_one_gpu_milli); });
   d[(prefix + "waiting_multi_gpu_pct").c_str()] =
@@ -118,7 +118,7 @@ py::dict dynamic_dict(sim::dynamic_result&& r) {
   d["running_pods"] = column<std::int64_t>(s.size(), [&](std::size_t i) { return static_cast<std::int64_t>(s[i].running); });
   d["pending_pods"] = column<std::int64_t>(s.size(), [&](std::size_t i) { return static_cast<std::int64_t>(s[i].pending); });
   d["frag_amount_pct"] = column<double>(s.size(), [&](std::size_t i) { return s[i].frag_gpu_milli / cap * 100.0; });
-  put_idle_and_waiting(d, "", s, r.gpu_capacity);
+  put_free_and_waiting(d, "", s, r.gpu_capacity);
   const auto& w = r.window;  // evenly spaced points of the arrival window
   d["window_time_s"] = column<std::int64_t>(w.size(), [&](std::size_t i) { return w[i].time; });
   d["window_allocation_pct"] =
@@ -126,7 +126,7 @@ py::dict dynamic_dict(sim::dynamic_result&& r) {
   d["window_running_pods"] = column<std::int64_t>(w.size(), [&](std::size_t i) { return static_cast<std::int64_t>(w[i].running); });
   d["window_pending_pods"] = column<std::int64_t>(w.size(), [&](std::size_t i) { return static_cast<std::int64_t>(w[i].pending); });
   d["window_frag_amount_pct"] = column<double>(w.size(), [&](std::size_t i) { return w[i].frag_gpu_milli / cap * 100.0; });
-  put_idle_and_waiting(d, "window_", w, r.gpu_capacity);
+  put_free_and_waiting(d, "window_", w, r.gpu_capacity);
   d["preempted_by_shape"] = shapes_dict(r.preempted_by_shape);
   d["start_s"] = r.start;
   d["end_s"] = r.end;
@@ -343,8 +343,8 @@ void register_sim(py::module_& m) {
         py::arg("window_samples") = 20, py::arg("queue") = "fifo",
         "Replays the trace with its own clock (arrivals, departures, a waiting queue); needs an 11-column pod file. "
         "Releases the GIL. Returns a dict of samples (time_s, allocation_pct, running_pods, pending_pods, "
-        "frag_amount_pct, idle_whole_gpu_pct and idle_partial_gpu_pct (the idle GPU in wholly free and in partly used "
-        "GPUs), waiting_one_gpu_pct and waiting_multi_gpu_pct (the GPU asked by waiting pods of one GPU and of several) "
+        "frag_amount_pct, free_in_whole_gpus_pct and free_in_partly_used_gpus_pct (the unallocated GPU in wholly free "
+        "and in partly used GPUs), waiting_one_gpu_pct and waiting_multi_gpu_pct (the GPU asked by waiting pods of one GPU and of several) "
         "as numpy arrays) and the scalars of gpusched-sim's JSON (replay_fields('dynamic')). "
         "preemption: a pod that fits nowhere may preempt lower-priority pods; the victims wait again. "
         "window_samples: evenly spaced points of the arrival window (window_time_s, window_allocation_pct, "
