@@ -11,6 +11,7 @@
 
 #include "gpusched/core/bound_pods.hpp"
 #include "gpusched/core/cluster.hpp"
+#include "gpusched/core/cluster_totals.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
 #include "gpusched/core/named_resources.hpp"
 #include "gpusched/core/node_constraints.hpp"
@@ -53,6 +54,7 @@ inline std::span<const label> node_labels(const full& c, node_index) { return c.
 inline std::span<const node_taint> node_taints(const full& c, node_index) { return c.taints; }              // TaintedNodes
 inline bool node_unschedulable(const full&, node_index n) { return n == 1; }                                // CordonableNodes
 inline const named_resources_state* node_named_resources(const full& c, node_index n) { return n == 0 ? &c.named : nullptr; }  // NamedResources
+inline gpu_turnover cluster_gpu_turnover(const full&) { return {3000, 5000}; }                            // TurnoverCounted
 }  // namespace hook_archetype
 
 using namespace gpusched;
@@ -73,6 +75,7 @@ static_assert(QosAccounted<hook_archetype::full>);
 static_assert(LabelledNodes<hook_archetype::full> && TaintedNodes<hook_archetype::full> && CordonableNodes<hook_archetype::full>);
 static_assert(!LabelledNodes<hook_archetype::bare> && !TaintedNodes<hook_archetype::bare> && !CordonableNodes<hook_archetype::bare>);
 static_assert(NamedResources<hook_archetype::full> && !NamedResources<hook_archetype::bare>);
+static_assert(TurnoverCounted<hook_archetype::full> && !TurnoverCounted<hook_archetype::bare>);
 
 // The library's own clusters trip no near-miss check (instantiating their traits would fail).
 static_assert(Cluster<in_memory_cluster> && NamedNodes<in_memory_cluster> && ServedModels<in_memory_cluster>);
@@ -95,4 +98,5 @@ TEST_CASE("hooks.archetypes are read through the traits") {
   CHECK(named_resources_of(f, 0)->too_many_pods());  // 2 pods of 2: a third is too many
   CHECK(named_resources_of(f, 1) == nullptr);
   CHECK(named_resources_of(hook_archetype::bare{}, 0) == nullptr);  // no hook: no pod limit, no named resource
+  CHECK(adl::call_cluster_gpu_turnover(f).turned_over());  // 5000 given back, 3000 held
 }

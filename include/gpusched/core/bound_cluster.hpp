@@ -39,6 +39,7 @@
 #include "gpusched/core/binding.hpp"
 #include "gpusched/core/bound_pods.hpp"
 #include "gpusched/core/cluster.hpp"
+#include "gpusched/core/cluster_totals.hpp"
 #include "gpusched/core/error.hpp"
 #include "gpusched/core/gpu_summary.hpp"
 #include "gpusched/core/in_memory_cluster.hpp"
@@ -334,9 +335,18 @@ const gpu_free_summary& node_gpu_summary(const bound_cluster<C, O...>& c, node_i
   return c.template observer<gpu_summary>().of(n);
 }
 
+// The TurnoverCounted hook of a bound_cluster observed by cluster_totals (core/cluster_totals.hpp).
+template <class C, class... O>
+  requires(std::is_same_v<cluster_totals, O> || ...)
+gpu_turnover cluster_gpu_turnover(const bound_cluster<C, O...>& c) noexcept {
+  const cluster_totals& t = c.template observer<cluster_totals>();
+  return {t.gpu_milli_allocated(), t.gpu_milli_released()};
+}
+
 static_assert(MutableCluster<bound_cluster<>> && GangIndexed<bound_cluster<>> && QosAccounted<bound_cluster<>>);
 static_assert(NamedNodes<bound_cluster<>> && MeasuredLoad<bound_cluster<>> && ServedModels<bound_cluster<>>);
 static_assert(NamedResources<bound_cluster<>>);
 static_assert(GpuSummarized<bound_cluster<in_memory_cluster, gpu_summary>> && !GpuSummarized<bound_cluster<>>);
+static_assert(TurnoverCounted<bound_cluster<in_memory_cluster, cluster_totals>> && !TurnoverCounted<bound_cluster<>>);
 
 }  // namespace gpusched
