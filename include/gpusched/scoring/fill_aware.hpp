@@ -31,6 +31,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -76,6 +77,12 @@ struct fill_aware_options {
   // configured workload alone). The workload's CPU per GPU d is also counted from the pods PreFilter
   // sees, and decides which CPU term is used once it is two standard errors from the cluster's.
   bool observe_demand = false;
+  // FillAwareBinding / FillAwareRefill only: beta of the block term (docs/adr/0017-quality-method.md,
+  // "Amendment 9"; 0: off). Once the cluster has turned over (gpu_turnover::turned_over, on a
+  // TurnoverCounted cluster), a placement that leaves a node's wholly free GPUs unable to hold a k-GPU
+  // pod (k >= 2) where they could before costs beta * p_k * 1000 k milli-GPU, p_k the share of
+  // k-GPU pods among the pods counted (observe_demand) or else among the configured typical pods.
+  double keep_blocks = 0.0;
 };
 
 // fill_per_sharing_pod of the gpusched policy (FillAwareRefill): FillAware's kappa = 50, chosen on the openb
@@ -227,6 +234,26 @@ class fill_aware_scorer {
   [[nodiscard]] std::span<const double> hole_waste() const noexcept { return *table_; }
   [[nodiscard]] double cpu_per_gpu() const noexcept { return cpu_per_gpu_; }
 
+  // The block term (fill_aware_options::keep_blocks; FillAwareBinding switches it on,
+  // scoring/fill_aware_binding.hpp): lost[k], k = 0..max_gpus_per_node, is the cost in milli-GPU of a
+  // placement after which node n's wholly free GPUs no longer hold k GPUs where they did before; the
+  // placement's score falls by the sum of lost[k] over the k it takes away. All zero: off. Clears the
+  // score cache. Throws invalid_argument_error for a negative or non-finite cost, changing nothing.
+  void set_block_costs(std::span<const double> lost) {
+    if (lost.size() > block_cost_.size())
+      throw invalid_argument_error("block costs", "at most max_gpus_per_node + 1 entries");
+    for (const double x : lost) {
+      if (!(x >= 0.0) || !std::isfinite(x)) throw invalid_argument_error("block costs", "must be finite and >= 0");
+    }
+    double sum = 0.0;
+    for (std::size_t k = 0; k < block_cost_.size(); ++k) {
+      sum += k < lost.size() ? lost[k] : 0.0;
+      block_cost_[k] = sum;
+    }
+    has_blocks_ = sum > 0.0;
+    memo_ = memo{};
+  }
+
   // cpu_by_shape: E over the GPU shapes k (probability w_k) of cpu_stranded_gpu_milli at r_k.
   [[nodiscard]] double stranded_by_shape(double free_gpu_milli, double cpu_left) const noexcept {
     double s = 0.0;
@@ -294,21 +321,39 @@ class fill_aware_scorer {
       }
     }
     const milli cpu_left = s.cpu_capacity - s.cpu_allocated;
+    fill_aware_pick pick;
     if (!opts_.cpu_by_shape && !(opts_.cpu_by_shape_cpu_only && p.num_gpu == 0)) {
-      return fill_aware_evaluate(free, gpus, cpu_left, ok, p.cpu_milli, p.gpu_milli, p.num_gpu, table_->data(),
+      pick = fill_aware_evaluate(free, gpus, cpu_left, ok, p.cpu_milli, p.gpu_milli, p.num_gpu, table_->data(),
                                  cpu_per_gpu_, opts_.cpu_weight);
+    } else {
+      // The hole term alone (r = 0 switches the mean-ratio term off), then the CPU term by shape: it
+      // is the same for every device choice, so adding it afterwards ranks devices as before.
+      pick = fill_aware_evaluate(free, gpus, cpu_left, ok, p.cpu_milli, p.gpu_milli, p.num_gpu, table_->data(), 0.0,
+                                 0.0);
+      if (pick.fits) {
+        const double idle = static_cast<double>(gpu_milli_idle(free, gpus));
+        const double after_gpu = idle - static_cast<double>(milli{p.gpu_milli} * p.num_gpu);
+        pick.saved += opts_.cpu_weight * (stranded_by_shape(idle, static_cast<double>(cpu_left)) -
+                                          stranded_by_shape(after_gpu, static_cast<double>(cpu_left - p.cpu_milli)));
+      }
     }
-    // The hole term alone (r = 0 switches the mean-ratio term off), then the CPU term by shape: it is
-    // the same for every device choice, so adding it afterwards ranks devices as before.
-    fill_aware_pick pick =
-        fill_aware_evaluate(free, gpus, cpu_left, ok, p.cpu_milli, p.gpu_milli, p.num_gpu, table_->data(), 0.0, 0.0);
-    if (pick.fits) {
-      const double idle = static_cast<double>(gpu_milli_idle(free, gpus));
-      const double after_gpu = idle - static_cast<double>(milli{p.gpu_milli} * p.num_gpu);
-      pick.saved += opts_.cpu_weight * (stranded_by_shape(idle, static_cast<double>(cpu_left)) -
-                                        stranded_by_shape(after_gpu, static_cast<double>(cpu_left - p.cpu_milli)));
-    }
+    // The block term, after the device choice (which it would not change: any whole GPU taken from a
+    // node's free block shrinks the block by one).
+    if (has_blocks_ && pick.fits) pick.saved -= block_loss(free, gpus, pick.gpus);
     return pick;
+  }
+
+  // The blocks lost by taking `taken` from a node whose devices have `free` milli free: the cost of
+  // the k-GPU shapes that fit its wholly free GPUs before and not after, block_cost_[w_before] -
+  // block_cost_[w_after].
+  [[nodiscard]] double block_loss(const std::int32_t* free, int gpus, gpu_set taken) const noexcept {
+    int before = 0, after = 0;
+    for (int g = 0; g < gpus; ++g) {
+      if (free[g] < gpu_milli_whole) continue;
+      ++before;
+      after += ((taken >> g) & 1U) == 0 ? 1 : 0;
+    }
+    return block_cost_[static_cast<std::size_t>(before)] - block_cost_[static_cast<std::size_t>(after)];
   }
 
   // Scores cached per (pod shape, node) under the node's stamp: 16 bytes per pair, at most
@@ -390,6 +435,8 @@ class fill_aware_scorer {
   };
 
   std::shared_ptr<const std::vector<double>> table_;
+  std::array<double, max_gpus_per_node + 1> block_cost_{};  // keep_blocks: sum over k <= w of lost[k]
+  bool has_blocks_ = false;
   std::vector<std::pair<double, double>> ratios_;  // cpu_by_shape: (milli-CPU per GPU, probability) per GPU shape
   double cpu_per_gpu_ = 0.0;
   fill_aware_options opts_;

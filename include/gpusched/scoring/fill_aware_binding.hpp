@@ -46,8 +46,25 @@
 // copies of one scorer (the score plugin and the device selector of a profile); pods scored
 // concurrently against clusters of different CPU per GPU would race on it, which no gpusched engine
 // does (one cluster per profile). Memory: 128 KiB of pod-name hashes with observe_demand, else none.
+//
+// The block term (fill_aware_options::keep_blocks = beta; docs/adr/0017-quality-method.md,
+// "Amendment 9"). A multi-GPU pod (in openb all ask for whole GPUs) needs k wholly free GPUs on one
+// node. On a cluster that gives GPU back, a node's free GPUs come together again as its pods leave,
+// and a one-GPU or sharing pod placed there splits the block before a waiting or later k-GPU pod
+// can take it. Once the cluster has turned over (it has given back at least the GPU it holds now,
+// gpu_turnover::turned_over, read from a TurnoverCounted cluster at PreScore), a placement is
+// charged, in the hole term's milli-GPU, for each k-GPU shape (k >= 2) that fit the node's wholly free
+// GPUs before it and does not after: beta * p_k * 1000 k, p_k the share of k-GPU pods among the pods
+// counted (observe_demand, from 30 pods) or else among the configured typical pods. Taking a
+// node's last free GPUs costs nothing more than the shapes that fit them; splitting an 8-GPU node
+// costs the most. The switch and p_k are taken once, at the first PreScore that finds the cluster
+// turned over; two more forms (mean, by shape) with the term are built then, each with its own
+// score cache. A cluster that never gives GPU back (the FGD paper's protocol: pods never leave) and
+// one without the hook (an extender's snapshot) never switch it on: their placements are exactly
+// those without the term. 528 bytes of counts by GPU count with observe_demand.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cmath>
 #include <cstddef>
@@ -63,6 +80,8 @@
 #include <vector>
 
 #include "gpusched/core/cluster.hpp"
+#include "gpusched/core/cluster_totals.hpp"
+#include "gpusched/core/error.hpp"
 #include "gpusched/core/pod.hpp"
 #include "gpusched/schedule/node_versions.hpp"
 #include "gpusched/scoring/fill_aware.hpp"
@@ -103,11 +122,13 @@ constexpr bool cpu_binds(double workload_cpu_per_gpu, double cluster_cpu_per_gpu
 struct demand_count {
   static constexpr double min_pods = 30;  // the normal approximation's usual minimum
   double n = 0, cpu = 0, gpu = 0, cpu2 = 0, gpu2 = 0, cpu_gpu = 0;  // sums over the pods counted
+  std::array<double, max_gpus_per_node + 1> by_gpu_count{};           // pods counted by GPU count
 
   void add(const pod& p) noexcept {
     const double c = static_cast<double>(p.cpu_milli);
     const double g = static_cast<double>(p.gpu_milli) * p.num_gpu;
     n += 1, cpu += c, gpu += g, cpu2 += c * c, gpu2 += g * g, cpu_gpu += c * g;
+    if (p.num_gpu >= 0 && p.num_gpu <= max_gpus_per_node) by_gpu_count[static_cast<std::size_t>(p.num_gpu)] += 1;
   }
   // d in milli-CPU per whole GPU; 0 without GPU demand.
   [[nodiscard]] double cpu_per_gpu() const noexcept { return gpu > 0 ? cpu / gpu * gpu_milli_whole : 0.0; }
@@ -164,7 +185,15 @@ class fill_aware_binding_scorer {
   // o's cpu_by_shape flags are set by the scorer for its two forms; the other fields apply to both.
   explicit fill_aware_binding_scorer(const typical_workload& w, fill_aware_options o = {})
       : mean_(w, with_shape(o, false)), shape_(w, with_shape(o, true)), demand_(workload_cpu_per_gpu(w)),
-        state_(std::make_shared<shared_state>()) {
+        keep_blocks_(o.keep_blocks), state_(std::make_shared<shared_state>()) {
+    if (!(o.keep_blocks >= 0.0) || !std::isfinite(o.keep_blocks)) {
+      throw invalid_argument_error("fill_aware_options.keep_blocks", "must be a finite number >= 0");
+    }
+    double total = 0.0;
+    for (const auto& t : w.pods()) total += t.probability;
+    for (const auto& t : w.pods()) {
+      if (t.num_gpu >= 2 && total > 0) configured_share_[static_cast<std::size_t>(t.num_gpu)] += t.probability / total;
+    }
     if (o.observe_demand) state_->seen = std::make_unique<seen_names>();
   }
 
@@ -206,26 +235,38 @@ class fill_aware_binding_scorer {
       const std::lock_guard lock(state_->mutex);
       shape = decide(c);
     }
+    if constexpr (TurnoverCounted<C>) {
+      if (keep_blocks_ > 0 && !state_->blocks_decided.load(std::memory_order_acquire) &&
+          adl::call_cluster_gpu_turnover(c).turned_over()) {
+        switch_blocks_on();
+      }
+    }
     state_->by_shape.store(shape, std::memory_order_relaxed);
     state_->cluster.store(&c, std::memory_order_relaxed);
     state_->pod.store(&p, std::memory_order_relaxed);
     return score_status::ok;
   }
 
+  // Whether the block term is on (keep_blocks, once the cluster has turned over), and its lost[k]:
+  // the cost of taking away a node's room for a k-GPU pod (all zero while off).
+  [[nodiscard]] bool keeps_blocks() const noexcept {
+    return state_->blocks_decided.load(std::memory_order_acquire) && state_->blocks != nullptr;
+  }
+  [[nodiscard]] std::array<double, max_gpus_per_node + 1> block_costs() const {
+    if (!state_->blocks_decided.load(std::memory_order_acquire)) return {};
+    return state_->block_lost;
+  }
+
   template <Cluster C>
   [[nodiscard]] std::int64_t score(const C& c, const pod& p, node_index n) const {
-    return state_->by_shape.load(std::memory_order_relaxed) ? shape_.score(c, p, n) : mean_.score(c, p, n);
+    return form(state_->by_shape.load(std::memory_order_relaxed)).score(c, p, n);
   }
 
   // SpanScorer: the chosen form's score_nodes, so each form's per-node score cache
   // (fill_aware_scorer::score_nodes) serves the replay; the scores are score()'s.
   template <Cluster C>
   void score_nodes(const C& c, const pod& p, std::span<const node_index> nodes, std::int64_t* out) const {
-    if (state_->by_shape.load(std::memory_order_relaxed)) {
-      shape_.score_nodes(c, p, nodes, out);
-    } else {
-      mean_.score_nodes(c, p, nodes, out);
-    }
+    form(state_->by_shape.load(std::memory_order_relaxed)).score_nodes(c, p, nodes, out);
   }
 
   // GpuSelector: recounts the cluster, since a profile may choose devices without scoring (one
@@ -239,10 +280,43 @@ class fill_aware_binding_scorer {
     const bool same = state_->cluster.load(std::memory_order_relaxed) == static_cast<const void*>(&c) &&
                       state_->pod.compare_exchange_strong(scored, nullptr, std::memory_order_relaxed);
     const bool shape = same ? state_->by_shape.load(std::memory_order_relaxed) : by_shape(c);
-    return shape ? shape_.select(c, p, n) : mean_.select(c, p, n);
+    return form(shape).select(c, p, n);
   }
 
  private:
+  // The form in use: by shape or at the mean, with the block term once it is on.
+  [[nodiscard]] const fill_aware_scorer& form(bool shape) const noexcept {
+    if (state_->blocks_decided.load(std::memory_order_acquire) && state_->blocks != nullptr) {
+      return shape ? state_->blocks->shape : state_->blocks->mean;
+    }
+    return shape ? shape_ : mean_;
+  }
+
+  // The block term from the pods counted (observe_demand, once at least demand_count::min_pods), else
+  // from the configured typical pods: lost[k] = keep_blocks * p_k * 1000 k for k >= 2. Taken once, at
+  // the first PreScore that finds the cluster turned over; p_k is not updated afterwards.
+  void switch_blocks_on() const {
+    const std::lock_guard lock(state_->mutex);
+    if (state_->blocks_decided.load(std::memory_order_relaxed)) return;
+    std::array<double, max_gpus_per_node + 1> share = configured_share_;
+    const demand_count& seen = state_->observed;
+    if (observes_demand() && seen.n >= demand_count::min_pods) {
+      for (std::size_t k = 0; k < share.size(); ++k) share[k] = k >= 2 ? seen.by_gpu_count[k] / seen.n : 0.0;
+    }
+    bool any = false;
+    for (std::size_t k = 2; k < share.size(); ++k) {
+      state_->block_lost[k] = keep_blocks_ * share[k] * static_cast<double>(gpu_milli_whole) * static_cast<double>(k);
+      any = any || state_->block_lost[k] > 0;
+    }
+    if (any) {
+      auto forms = std::make_unique<block_forms>(block_forms{mean_, shape_});
+      forms->mean.set_block_costs(state_->block_lost);
+      forms->shape.set_block_costs(state_->block_lost);
+      state_->blocks = std::move(forms);
+    }
+    state_->blocks_decided.store(true, std::memory_order_release);
+  }
+
   static fill_aware_options with_shape(fill_aware_options o, bool shape) {
     o.cpu_by_shape = shape;
     o.cpu_by_shape_cpu_only = false;
@@ -297,6 +371,11 @@ class fill_aware_binding_scorer {
   fill_aware_scorer mean_;
   fill_aware_scorer shape_;
   double demand_ = 0.0;
+  double keep_blocks_ = 0.0;
+  std::array<double, max_gpus_per_node + 1> configured_share_{};  // p_k of the configured typical pods
+  struct block_forms {
+    fill_aware_scorer mean, shape;  // mean_ and shape_ with the block term
+  };
   // The last PreScore's decision, and the pod and cluster it was made for (select's one-shot reuse);
   // the count of c; the pods counted (observe_demand). Shared by the copies of one scorer.
   struct shared_state {
@@ -309,26 +388,41 @@ class fill_aware_binding_scorer {
     double counted_cpu_per_gpu = 0.0;
     demand_count observed;
     std::unique_ptr<seen_names> seen;  // the pods counted (observe_demand; null otherwise)
+    // The block term: decided once (blocks_decided, set last with release order), after which the
+    // fields below are read without the mutex.
+    std::atomic<bool> blocks_decided{false};
+    std::array<double, max_gpus_per_node + 1> block_lost{};
+    std::unique_ptr<block_forms> blocks;  // null: off (keep_blocks 0, or no multi-GPU pods)
   };
   std::shared_ptr<shared_state> state_;
 };
 
+// keep_blocks of the gpusched policy (FillAwareRefill; ADR 0017, "Amendment 9"): beta = 3, chosen
+// from 1, 3 and 10 on two 300-node clusters drawn from the openb nodes under sustained load (node
+// seeds 7 and 8, docs/quality.md) and checked on four clusters not used for the choice. It acts only
+// once the cluster has turned over, so the paper protocol's results do not depend on it.
+inline constexpr double refill_keep_blocks = 3.0;
+
 // FillAwareRefill, gpusched's policy: FillAwareBinding whose hole refill chance is taken per sharing
 // pod, kappa = fill_per_sharing_pod / P_share (refill_fill_per_sharing_pod unless the options say
-// otherwise; docs/adr/0017-quality-method.md, amendments 2 and 3), and which counts the pods it sees
-// for its CPU term (observe_demand, Amendment 7). A type of its own for its name.
+// otherwise; docs/adr/0017-quality-method.md, amendments 2 and 3), which counts the pods it sees
+// for its CPU term (observe_demand, Amendment 7), and which keeps GPU blocks for multi-GPU pods once
+// the cluster has turned over (keep_blocks = refill_keep_blocks, Amendment 9). A type of its own for
+// its name.
 class fill_aware_refill_scorer : public fill_aware_binding_scorer {
  public:
   explicit fill_aware_refill_scorer(const typical_workload& w) : fill_aware_refill_scorer(w, defaults()) {}
   fill_aware_refill_scorer(const typical_workload& w, fill_aware_options o) : fill_aware_binding_scorer(w, o) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareRefill"; }
-  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod; observe_demand off
+  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod and keep_blocks =
+  // refill_keep_blocks; observe_demand off
   // (a host that hands it every pod once, in order, on one thread may turn it on, as the simulator's
   // policy does: ADR 0017, "Amendment 7").
   [[nodiscard]] static fill_aware_options defaults() noexcept {
     fill_aware_options o;
     o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
+    o.keep_blocks = refill_keep_blocks;
     return o;
   }
 };

@@ -1,0 +1,207 @@
+// FillAware's block term (fill_aware_options::keep_blocks; ADR 0017, "Amendment 9"): once the
+// cluster has turned over, a placement that takes away a node's room for a k-GPU pod (k >= 2) in its
+// wholly free GPUs costs keep_blocks * p_k * 1000 k milli-GPU. Values worked by hand; a score is
+// (1e6 + milli-GPU saved) x 1000, so a cost of x milli-GPU lowers it by 1000 x.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <memory>
+#include <string>
+
+#include "gpusched/core/bound_cluster.hpp"
+#include "gpusched/core/cluster_totals.hpp"
+#include "gpusched/core/in_memory_cluster.hpp"
+#include "gpusched/profile/profile_file.hpp"
+#include "gpusched/schedule/schedule_one.hpp"
+#include "gpusched/scoring/fill_aware.hpp"
+#include "gpusched/scoring/fill_aware_binding.hpp"
+#include "support/builders.hpp"
+
+using namespace gpusched;
+
+namespace {
+// Whole-GPU pods only, so that no hole term moves: one GPU at 0.5, two GPUs at 0.25, four at 0.25.
+typical_workload blocks_workload() {
+  typical_pod one, two, four;
+  one.cpu_milli = 1000, one.gpu_milli = 1000, one.num_gpu = 1, one.probability = 0.5;
+  two.cpu_milli = 1000, two.gpu_milli = 1000, two.num_gpu = 2, two.probability = 0.25;
+  four.cpu_milli = 1000, four.gpu_milli = 1000, four.num_gpu = 4, four.probability = 0.25;
+  return typical_workload({one, two, four});
+}
+fill_aware_options blocks_options(double beta) {
+  fill_aware_options o;
+  o.cpu_weight = 0.0;  // the hole and block terms alone
+  o.keep_blocks = beta;
+  return o;
+}
+using totalled = bound_cluster<in_memory_cluster, cluster_totals>;
+}  // namespace
+
+TEST_CASE("gpu_turnover: turned over once the GPU given back reaches the GPU held") {
+  CHECK_FALSE(gpu_turnover{0, 0}.turned_over());  // nothing given back: never, even on an empty cluster
+  CHECK_FALSE(gpu_turnover{1000, 999}.turned_over());
+  CHECK(gpu_turnover{1000, 1000}.turned_over());
+  CHECK(gpu_turnover{0, 500}.turned_over());
+
+  totalled c;
+  c.add_node(testing::gpu_node("n", 64000, 1 << 20, 4));
+  const pod a = make_pod("a").cpu(1000).gpus(2);
+  const pod b = make_pod("b").cpu(1000).gpu_share(500);
+  const pod_id ia = c.bind(a, make_binding(a, 0, gpu_set{0b11}));
+  c.bind(b, make_binding(b, 0, gpu_set{0b100}));
+  CHECK(cluster_gpu_turnover(c).allocated == 2500);
+  CHECK(cluster_gpu_turnover(c).released == 0);
+  c.unbind(ia);  // 2000 given back, 500 held
+  CHECK(cluster_gpu_turnover(c).allocated == 500);
+  CHECK(cluster_gpu_turnover(c).released == 2000);
+  CHECK(cluster_gpu_turnover(c).turned_over());
+}
+
+TEST_CASE("the block term of a FillAware scorer: the k-GPU shapes a placement takes away") {
+  fill_aware_scorer f(blocks_workload(), blocks_options(0.0));
+  in_memory_cluster c;
+  c.add_node(testing::gpu_node("eight", 64000, 1 << 20, 8));
+  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  const pod one = make_pod("one").cpu(1000).gpus(1);
+  const pod two = make_pod("two").cpu(1000).gpus(2);
+  const std::int64_t plain_eight = f.score(c, one, 0), plain_four = f.score(c, one, 1);
+  const std::int64_t plain_two_four = f.score(c, two, 1);
+  // Every whole GPU's waste is E(1000) = 0 here (kappa 50: the 1-GPU shape refills it), so the plain
+  // score is the offset alone.
+  CHECK(plain_eight == 1'000'000'000);
+
+  // lost[2] = 100, lost[4] = 300, lost[8] = 700 milli-GPU.
+  std::array<double, 9> lost{};
+  lost[2] = 100, lost[4] = 300, lost[8] = 700;
+  f.set_block_costs(lost);
+  // Eight free, one taken: seven left, the 8-GPU shape lost: 700.
+  CHECK(f.score(c, one, 0) == plain_eight - 700'000);
+  // Four free, one taken: three left, the 4-GPU shape lost (and not the 2-GPU one): 300.
+  CHECK(f.score(c, one, 1) == plain_four - 300'000);
+  // Four free, two taken: two left, still room for the 2-GPU shape: 300.
+  CHECK(f.score(c, two, 1) == plain_two_four - 300'000);
+
+  // Using up a node's last free GPUs: two free, two taken: lost[2] only.
+  in_memory_cluster d;
+  d.add_node(testing::gpu_node("two", 64000, 1 << 20, 2));
+  CHECK(f.score(d, two, 0) == 1'000'000'000 - 100'000);
+
+  // Partly used GPUs are not part of a block: one of four GPUs holds 500 milli, three are free.
+  totalled e;
+  e.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  const pod half = make_pod("half").cpu(1000).gpu_share(500);
+  e.bind(half, make_binding(half, 0, gpu_set{0b1}));
+  // A whole GPU taken from the three free: two left, no shape lost (no 3-GPU shape): no cost.
+  fill_aware_scorer g(blocks_workload(), blocks_options(0.0));
+  CHECK(f.score(e, one, 0) == g.score(e, one, 0));
+
+  // Costs must be finite and >= 0; a bad one changes nothing.
+  lost[4] = -1;
+  CHECK_THROWS_WITH(f.set_block_costs(lost), doctest::Contains("block costs"));
+  CHECK(f.score(c, one, 1) == plain_four - 300'000);
+}
+
+TEST_CASE("FillAwareBinding keeps blocks only once the cluster has turned over, at the configured p_k") {
+  // keep_blocks 2: lost[2] = 2 x 0.25 x 2000 = 1000, lost[4] = 2 x 0.25 x 4000 = 2000 milli-GPU.
+  const fill_aware_binding_scorer f(blocks_workload(), blocks_options(2.0));
+  const fill_aware_binding_scorer plain(blocks_workload(), blocks_options(0.0));
+  totalled c;
+  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  c.add_node(testing::gpu_node("one", 64000, 1 << 20, 1));
+  const pod one = make_pod("one").cpu(1000).gpus(1);
+
+  // A filling cluster (nothing given back): no block term, the plain scores.
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  CHECK_FALSE(f.keeps_blocks());
+  CHECK(f.score(c, one, 0) == plain.score(c, one, 0));
+
+  // A pod placed and gone: 1000 given back, nothing held: turned over.
+  const pod_id placed = c.bind(one, make_binding(one, 1, gpu_set{0b1}));
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  CHECK_FALSE(f.keeps_blocks());
+  c.unbind(placed);
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  REQUIRE(f.keeps_blocks());
+  CHECK(f.block_costs()[2] == doctest::Approx(1000));
+  CHECK(f.block_costs()[4] == doctest::Approx(2000));
+  // Four free, one taken: the 4-GPU shape lost, 2000; the one-GPU node: nothing to lose.
+  CHECK(f.score(c, one, 0) == plain.score(c, one, 0) - 2'000'000);
+  CHECK(f.score(c, one, 1) == plain.score(c, one, 1));
+  // The device choice is FillAware's: the lowest-index free GPU.
+  CHECK(f.select(c, one, 0) == gpu_set{0b1});
+
+  // A cluster without the turnover hook never turns the term on.
+  const fill_aware_binding_scorer g(blocks_workload(), blocks_options(2.0));
+  in_memory_cluster bare;
+  bare.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  CHECK(g.pre_score(bare, one) == score_status::ok);
+  CHECK_FALSE(g.keeps_blocks());
+
+  CHECK_THROWS_WITH(fill_aware_binding_scorer(blocks_workload(), blocks_options(-1.0)),
+                    doctest::Contains("keep_blocks"));
+}
+
+TEST_CASE("FillAwareBinding with observe_demand takes p_k from the pods it has counted") {
+  fill_aware_options o = blocks_options(1.0);
+  o.observe_demand = true;
+  const fill_aware_binding_scorer f(blocks_workload(), o);
+  totalled c;
+  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  // 40 pods counted: 4 ask for two GPUs, 36 for one: p_2 = 0.1, p_4 = 0.
+  for (int i = 0; i < 40; ++i) {
+    const pod p = make_pod("p" + std::to_string(i)).cpu(1000).gpus(i < 4 ? 2 : 1);
+    f.pre_filter(c, p);
+  }
+  const pod one = make_pod("one").cpu(1000).gpus(1);
+  c.unbind(c.bind(one, make_binding(one, 0, gpu_set{0b1})));
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  REQUIRE(f.keeps_blocks());
+  // lost[2] = 1 x 0.1 x 2000 = 200; lost[4] = 0 (no 4-GPU pod counted, though the typical pods have them).
+  CHECK(f.block_costs()[2] == doctest::Approx(200));
+  CHECK(f.block_costs()[4] == 0.0);
+}
+
+TEST_CASE("keepBlocks in a profile file: a waiting 2-GPU pod finds the block a 1-GPU pod left whole") {
+  // FillAwareRefill with keepBlocks 2 over the workload above: lost[2] = 1000, lost[4] = 2000.
+  // Nodes y (0) and x (1), two GPUs each; a long pod holds one of x's. After one pod has come and
+  // gone (turned over: 1000 given back, 1000 held), a 1-GPU pod would split y's pair (1000) or take
+  // x's last GPU (no 2-GPU shape lost): it goes to x, and a 2-GPU pod then fits y.
+  const std::string head =
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: p\n"
+      "  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n    filter:\n      enabled:\n"
+      "      - name: GPUCheck\n    score:\n      enabled:\n      - name: FillAwareRefill\n"
+      "  pluginConfig:\n  - name: FillAwareRefill\n    args:\n";
+  const plugin_context ctx{std::make_shared<const typical_workload>(blocks_workload()), 0, false};
+  schedule_options first;
+  first.tie_break = tie_break_rule::first_node;  // ties to node 0: only the block term sends a pod to x
+  const auto cluster = [] {
+    totalled c;
+    c.add_node(testing::gpu_node("y", 64000, 1 << 20, 2));
+    c.add_node(testing::gpu_node("x", 64000, 1 << 20, 2));
+    const pod longer = make_pod("long").cpu(1000).gpus(1);
+    c.bind(longer, make_binding(longer, 1, gpu_set{0b1}));
+    const pod gone = make_pod("gone").cpu(1000).gpus(1);
+    c.unbind(c.bind(gone, make_binding(gone, 0, gpu_set{0b1})));
+    return c;
+  };
+  totalled c = cluster();
+  scheduler<totalled, dynamic_profile<totalled>> s(
+      parse_profile_file<totalled>(head + "      keepBlocks: 2\n", "cfg.yaml", ctx).profile, first);
+  const auto one = s.place_one(c, make_pod("one").cpu(1000).gpus(1));
+  REQUIRE(one.scheduled);
+  CHECK(one.where.node == 1);
+  const auto two = s.place_one(c, make_pod("two").cpu(1000).gpus(2));
+  REQUIRE(two.scheduled);
+  CHECK(two.where.node == 0);
+
+  // keepBlocks 0: the two whole GPUs tie, the 1-GPU pod splits y's pair and the 2-GPU pod fits nowhere.
+  totalled d = cluster();
+  scheduler<totalled, dynamic_profile<totalled>> off(
+      parse_profile_file<totalled>(head + "      keepBlocks: 0\n", "cfg.yaml", ctx).profile, first);
+  CHECK(off.place_one(d, make_pod("one").cpu(1000).gpus(1)).where.node == 0);
+  CHECK_FALSE(off.place_one(d, make_pod("two").cpu(1000).gpus(2)).scheduled);
+
+  // Out of range, named with its file and line (the 18th: head has 17).
+  CHECK_THROWS_WITH(parse_profile_file<totalled>(head + "      keepBlocks: -1\n", "cfg.yaml", ctx),
+                    "cfg.yaml:18: FillAwareRefill.args.keepBlocks: must be within 0..1e+06, got -1");
+}
