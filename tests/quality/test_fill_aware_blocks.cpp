@@ -159,6 +159,36 @@ TEST_CASE("FillAwareBinding with observe_demand takes p_k from the pods it has c
   // lost[2] = 1 x 0.1 x 2000 = 200; lost[4] = 0 (no 4-GPU pod counted, though the typical pods have them).
   CHECK(f.block_costs()[2] == doctest::Approx(200));
   CHECK(f.block_costs()[4] == 0.0);
+
+  // 39 more one-GPU pods: 79 counted, not yet twice 40: unchanged. The 80th: p_2 = 4 / 80, lost[2] = 100.
+  for (int i = 40; i < 79; ++i) f.pre_filter(c, make_pod("p" + std::to_string(i)).cpu(1000).gpus(1));
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  CHECK(f.block_costs()[2] == doctest::Approx(200));
+  f.pre_filter(c, make_pod("p79").cpu(1000).gpus(1));
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  CHECK(f.block_costs()[2] == doctest::Approx(100));
+}
+
+TEST_CASE("FillAwareBinding with observe_demand switched on before 30 pods: the typical pods, then the count") {
+  fill_aware_options o = blocks_options(1.0);
+  o.observe_demand = true;
+  const fill_aware_binding_scorer f(blocks_workload(), o);
+  totalled c;
+  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  // 10 pods counted, one of them asks for two GPUs; then the cluster turns over.
+  for (int i = 0; i < 10; ++i) f.pre_filter(c, make_pod("q" + std::to_string(i)).cpu(1000).gpus(i == 0 ? 2 : 1));
+  const pod one = make_pod("one").cpu(1000).gpus(1);
+  c.unbind(c.bind(one, make_binding(one, 0, gpu_set{0b1})));
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  REQUIRE(f.keeps_blocks());
+  // Fewer than 30 counted: the typical pods' p_2 = p_4 = 0.25: lost[2] = 500, lost[4] = 1000.
+  CHECK(f.block_costs()[2] == doctest::Approx(500));
+  CHECK(f.block_costs()[4] == doctest::Approx(1000));
+  // 20 more one-GPU pods: 30 counted (twice 10, and the minimum): p_2 = 1 / 30, p_4 = 0.
+  for (int i = 10; i < 30; ++i) f.pre_filter(c, make_pod("q" + std::to_string(i)).cpu(1000).gpus(1));
+  CHECK(f.pre_score(c, one) == score_status::ok);
+  CHECK(f.block_costs()[2] == doctest::Approx(2000.0 / 30));
+  CHECK(f.block_costs()[4] == 0.0);
 }
 
 TEST_CASE("keepBlocks in a profile file: a waiting 2-GPU pod finds the block a 1-GPU pod left whole") {

@@ -57,13 +57,18 @@
 // GPUs before it and does not after: beta * p_k * 1000 k, p_k the share of k-GPU pods among the pods
 // counted (observe_demand, from 30 pods) or else among the configured typical pods. Taking a
 // node's last free GPUs costs nothing more than the shapes that fit them; splitting an 8-GPU node
-// costs the most. The switch and p_k are taken once, at the first PreScore that finds the cluster
-// turned over; two more forms (mean, by shape) with the term are built then, each with its own
-// score cache. A cluster that never gives GPU back (the FGD paper's protocol: pods never leave) and
-// one without the hook (an extender's snapshot) never switch it on: their placements are exactly
-// those without the term. 528 bytes of counts by GPU count with observe_demand.
+// costs the most. The switch is taken at the first PreScore that finds the cluster turned over;
+// two more forms (mean, by shape) with the term are built then, each with its own score cache. The
+// configured p_k is taken once; the counted p_k again at the PreScore after each doubling of the
+// count (from 30 pods: about log2 of the pods seen rebuilds, each dropping the two caches), so that
+// it follows the arrivals rather than the pods seen by the switch (at the start of a replay, the
+// pods already running: long ones more often than arrivals). A cluster that never gives GPU back
+// (the FGD paper's protocol: pods never leave) and one without the hook (an extender's snapshot)
+// never switch it on: their placements are exactly those without the term. 528 bytes of counts by
+// GPU count with observe_demand.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -231,14 +236,25 @@ class fill_aware_binding_scorer {
     bool shape = false;
     if (!observes_demand()) {
       shape = decide_configured(c);
+      if constexpr (TurnoverCounted<C>) {  // the configured p_k: taken once
+        if (keep_blocks_ > 0 && !state_->blocks_decided.load(std::memory_order_acquire) &&
+            adl::call_cluster_gpu_turnover(c).turned_over()) {
+          const std::lock_guard lock(state_->mutex);
+          if (!state_->blocks_decided.load(std::memory_order_relaxed)) take_blocks();
+        }
+      }
     } else {
       const std::lock_guard lock(state_->mutex);
       shape = decide(c);
-    }
-    if constexpr (TurnoverCounted<C>) {
-      if (keep_blocks_ > 0 && !state_->blocks_decided.load(std::memory_order_acquire) &&
-          adl::call_cluster_gpu_turnover(c).turned_over()) {
-        switch_blocks_on();
+      if constexpr (TurnoverCounted<C>) {  // the counted p_k: taken again each time the count doubles
+        if (keep_blocks_ > 0) {
+          const demand_count& seen = state_->observed;
+          if (state_->blocks_decided.load(std::memory_order_relaxed)
+                  ? seen.n >= std::max(2 * state_->blocks_counted_at, demand_count::min_pods)
+                  : adl::call_cluster_gpu_turnover(c).turned_over()) {
+            take_blocks();
+          }
+        }
       }
     }
     state_->by_shape.store(shape, std::memory_order_relaxed);
@@ -248,7 +264,8 @@ class fill_aware_binding_scorer {
   }
 
   // Whether the block term is on (keep_blocks, once the cluster has turned over), and its lost[k]:
-  // the cost of taking away a node's room for a k-GPU pod (all zero while off).
+  // the cost of taking away a node's room for a k-GPU pod (all zero until the switch). Not for a
+  // thread that races the PreScore that sets them.
   [[nodiscard]] bool keeps_blocks() const noexcept {
     return state_->blocks_decided.load(std::memory_order_acquire) && state_->blocks != nullptr;
   }
@@ -292,12 +309,10 @@ class fill_aware_binding_scorer {
     return shape ? shape_ : mean_;
   }
 
-  // The block term from the pods counted (observe_demand, once at least demand_count::min_pods), else
-  // from the configured typical pods: lost[k] = keep_blocks * p_k * 1000 k for k >= 2. Taken once, at
-  // the first PreScore that finds the cluster turned over; p_k is not updated afterwards.
-  void switch_blocks_on() const {
-    const std::lock_guard lock(state_->mutex);
-    if (state_->blocks_decided.load(std::memory_order_relaxed)) return;
+  // Under the mutex: the block term from the pods counted (observe_demand, from demand_count::min_pods
+  // pods), else from the configured typical pods: lost[k] = keep_blocks * p_k * 1000 k for k >= 2;
+  // the two forms with the term are built anew (their score caches start empty).
+  void take_blocks() const {
     std::array<double, max_gpus_per_node + 1> share = configured_share_;
     const demand_count& seen = state_->observed;
     if (observes_demand() && seen.n >= demand_count::min_pods) {
@@ -308,12 +323,14 @@ class fill_aware_binding_scorer {
       state_->block_lost[k] = keep_blocks_ * share[k] * static_cast<double>(gpu_milli_whole) * static_cast<double>(k);
       any = any || state_->block_lost[k] > 0;
     }
+    std::unique_ptr<block_forms> forms;
     if (any) {
-      auto forms = std::make_unique<block_forms>(block_forms{mean_, shape_});
+      forms = std::make_unique<block_forms>(block_forms{mean_, shape_});
       forms->mean.set_block_costs(state_->block_lost);
       forms->shape.set_block_costs(state_->block_lost);
-      state_->blocks = std::move(forms);
     }
+    state_->blocks = std::move(forms);
+    state_->blocks_counted_at = seen.n;
     state_->blocks_decided.store(true, std::memory_order_release);
   }
 
@@ -388,9 +405,11 @@ class fill_aware_binding_scorer {
     double counted_cpu_per_gpu = 0.0;
     demand_count observed;
     std::unique_ptr<seen_names> seen;  // the pods counted (observe_demand; null otherwise)
-    // The block term: decided once (blocks_decided, set last with release order), after which the
-    // fields below are read without the mutex.
+    // The block term: set under the mutex (blocks_decided last, with release order) and read without
+    // it; with observe_demand it is set again as the count doubles, in PreScore, which the count's
+    // host runs on one thread, before it scores the pod.
     std::atomic<bool> blocks_decided{false};
+    double blocks_counted_at = 0.0;  // the pods counted when the term was last set
     std::array<double, max_gpus_per_node + 1> block_lost{};
     std::unique_ptr<block_forms> blocks;  // null: off (keep_blocks 0, or no multi-GPU pods)
   };
