@@ -95,10 +95,47 @@ TEST_CASE("the block term of a FillAware scorer: the k-GPU shapes a placement ta
   fill_aware_scorer g(blocks_workload(), blocks_options(0.0));
   CHECK(f.score(e, one, 0) == g.score(e, one, 0));
 
-  // Costs must be finite and >= 0; a bad one changes nothing.
+  // Costs must be finite, >= 0 and sum to less than half the score offset; a bad one changes nothing.
   lost[4] = -1;
   CHECK_THROWS_WITH(f.set_block_costs(lost), doctest::Contains("block costs"));
+  lost[4] = 300, lost[8] = 499'600;  // the sum: 500,000
+  CHECK_THROWS_WITH(f.set_block_costs(lost), doctest::Contains("less than 500000"));
   CHECK(f.score(c, one, 1) == plain_four - 300'000);
+}
+
+TEST_CASE("the block term chooses a sharing pod's device: a partly used GPU keeps the block") {
+  // A 500-milli sharing shape at 0.5, one whole GPU at 0.25, two at 0.25; kappa 50. E(h) = h below
+  // 500 (nothing fits); E(500) = E(0) = 0; between, E(h) = E(h - 500); E(1000) = 0.
+  typical_pod share, one, two;
+  share.cpu_milli = 1000, share.gpu_milli = 500, share.num_gpu = 1, share.probability = 0.5;
+  one.cpu_milli = 1000, one.gpu_milli = 1000, one.num_gpu = 1, one.probability = 0.25;
+  two.cpu_milli = 1000, two.gpu_milli = 1000, two.num_gpu = 2, two.probability = 0.25;
+  const typical_workload w({share, one, two});
+  const fill_aware_scorer plain(w, blocks_options(0.0));
+  fill_aware_scorer f(w, blocks_options(0.0));
+  std::array<double, 4> lost{};
+  lost[3] = 150;  // a 3-GPU shape's room costs 150 milli-GPU
+  f.set_block_costs(lost);
+
+  // Four GPUs: three wholly free, the last with 600 milli free. A 300-milli pod saves
+  // E(1000) - E(700) = 0 - E(200) = -200 on a free GPU and E(600) - E(300) = 100 - 300 = -200 on the
+  // partly used one: a tie, which the plain scorer gives to the first device, splitting the block of
+  // three (cost 150); with the term the partly used GPU saves more (-200 against -350).
+  totalled c;
+  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  const pod held = make_pod("held").cpu(1000).gpu_share(400);
+  c.bind(held, make_binding(held, 0, gpu_set{0b1000}));
+  const pod p = make_pod("p").cpu(1000).gpu_share(300);
+  CHECK(plain.select(c, p, 0) == gpu_set{0b0001});
+  CHECK(f.select(c, p, 0) == gpu_set{0b1000});
+  CHECK(plain.score(c, p, 0) == 1'000'000'000 - 200'000);
+  CHECK(f.score(c, p, 0) == 1'000'000'000 - 200'000);
+
+  // With no partly used GPU the pod must split the block: -200 - 150.
+  totalled d;
+  d.add_node(testing::gpu_node("three", 64000, 1 << 20, 3));
+  CHECK(f.select(d, p, 0) == gpu_set{0b001});
+  CHECK(f.score(d, p, 0) == 1'000'000'000 - 350'000);
 }
 
 TEST_CASE("FillAwareBinding keeps blocks only once the cluster has turned over, at the configured p_k") {
@@ -130,15 +167,19 @@ TEST_CASE("FillAwareBinding keeps blocks only once the cluster has turned over, 
   // The device choice is FillAware's: the lowest-index free GPU.
   CHECK(f.select(c, one, 0) == gpu_set{0b1});
 
-  // A cluster without the turnover hook never turns the term on.
+  // A cluster without the turnover hook never turns the term on, though a pod has come and gone.
   const fill_aware_binding_scorer g(blocks_workload(), blocks_options(2.0));
   in_memory_cluster bare;
   bare.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  const binding b = make_binding(one, 0, gpu_set{0b1});
+  traits_of<in_memory_cluster>::reserve(bare, one, b);
+  traits_of<in_memory_cluster>::release(bare, one, b);
   CHECK(g.pre_score(bare, one) == score_status::ok);
   CHECK_FALSE(g.keeps_blocks());
 
   CHECK_THROWS_WITH(fill_aware_binding_scorer(blocks_workload(), blocks_options(-1.0)),
                     doctest::Contains("keep_blocks"));
+  CHECK_THROWS_WITH(fill_aware_binding_scorer(blocks_workload(), blocks_options(7.5)), "fill_aware_options.keep_blocks: must be within 0..7");
 }
 
 TEST_CASE("FillAwareBinding with observe_demand takes p_k from the pods it has counted") {
@@ -233,5 +274,5 @@ TEST_CASE("keepBlocks in a profile file: a waiting 2-GPU pod finds the block a 1
 
   // Out of range, named with its file and line (the 18th: head has 17).
   CHECK_THROWS_WITH(parse_profile_file<totalled>(head + "      keepBlocks: -1\n", "cfg.yaml", ctx),
-                    "cfg.yaml:18: FillAwareRefill.args.keepBlocks: must be within 0..1e+06, got -1");
+                    "cfg.yaml:18: FillAwareRefill.args.keepBlocks: must be within 0..7, got -1");
 }

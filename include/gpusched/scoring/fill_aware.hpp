@@ -80,8 +80,9 @@ struct fill_aware_options {
   // FillAwareBinding / FillAwareRefill only: beta of the block term (docs/adr/0017-quality-method.md,
   // "Amendment 9"; 0: off). Once the cluster has turned over (gpu_turnover::turned_over, on a
   // TurnoverCounted cluster), a placement that leaves a node's wholly free GPUs unable to hold a k-GPU
-  // pod (k >= 2) where they could before costs beta * p_k * 1000 k milli-GPU, p_k the share of
-  // k-GPU pods among the pods counted (observe_demand) or else among the configured typical pods.
+  // pod (k >= 2) where they could before costs beta * p_k * 1000 k milli-GPU, p_k the share of pods
+  // of k whole GPUs among the pods counted (observe_demand) or else among the configured typical
+  // pods. Within 0..7 (fill_aware_binding_scorer::max_keep_blocks).
   double keep_blocks = 0.0;
 };
 
@@ -237,14 +238,19 @@ class fill_aware_scorer {
   // The block term (fill_aware_options::keep_blocks; FillAwareBinding switches it on,
   // scoring/fill_aware_binding.hpp): lost[k], k = 0..max_gpus_per_node, is the cost in milli-GPU of a
   // placement after which node n's wholly free GPUs no longer hold k GPUs where they did before; the
-  // placement's score falls by the sum of lost[k] over the k it takes away. All zero: off. Clears the
-  // score cache. Throws invalid_argument_error for a negative or non-finite cost, changing nothing.
+  // placement's saving falls by the sum of lost[k] over the k it takes away, and a sharing pod's
+  // device is chosen with it (add_block_term). All zero: off. Clears the score cache. Throws
+  // invalid_argument_error for a negative or non-finite cost or a sum of costs of score_offset / 2
+  // or more (a score must stay positive), changing nothing.
   void set_block_costs(std::span<const double> lost) {
     if (lost.size() > block_cost_.size())
       throw invalid_argument_error("block costs", "at most max_gpus_per_node + 1 entries");
     for (const double x : lost) {
       if (!(x >= 0.0) || !std::isfinite(x)) throw invalid_argument_error("block costs", "must be finite and >= 0");
     }
+    double total = 0.0;
+    for (const double x : lost) total += x;
+    if (!(total < score_offset / 2)) throw invalid_argument_error("block costs", "must sum to less than 500000 milli-GPU");
     double sum = 0.0;
     for (std::size_t k = 0; k < block_cost_.size(); ++k) {
       sum += k < lost.size() ? lost[k] : 0.0;
@@ -337,10 +343,41 @@ class fill_aware_scorer {
                                           stranded_by_shape(after_gpu, static_cast<double>(cpu_left - p.cpu_milli)));
       }
     }
-    // The block term, after the device choice (which it would not change: any whole GPU taken from a
-    // node's free block shrinks the block by one).
-    if (has_blocks_ && pick.fits) pick.saved -= block_loss(free, gpus, pick.gpus);
+    if (has_blocks_ && pick.fits) add_block_term(free, gpus, ok, p, pick);
     return pick;
+  }
+
+  // The block term on a pick. A pod of whole GPUs loses the same blocks whichever free GPUs it takes
+  // (each shrinks the node's free block by one), so only its saving moves. A sharing pod may take a
+  // partly used device instead of a wholly free one: its device is chosen again over the same
+  // candidates as fill_aware_evaluate's (strict >, first index on ties), the hole saving of each less
+  // the blocks its taking would split; the rest of the saving (the CPU terms) is the same for every
+  // device.
+  void add_block_term(const std::int32_t* free, int gpus, gpu_set ok, const pod& p, fill_aware_pick& pick) const {
+    if (p.num_gpu != 1 || p.gpu_milli >= gpu_milli_whole) {
+      pick.saved -= block_loss(free, gpus, pick.gpus);
+      return;
+    }
+    const double* e = table_->data();
+    const auto hole_saving = [&](int g) { return e[free[g]] - e[free[g] - p.gpu_milli]; };
+    int whole = 0;
+    for (int g = 0; g < gpus; ++g) whole += free[g] >= gpu_milli_whole ? 1 : 0;
+    const double split = whole > 0 ? block_cost_[static_cast<std::size_t>(whole)] -
+                                         block_cost_[static_cast<std::size_t>(whole - 1)]
+                                   : 0.0;
+    int chosen = 0;
+    while (((pick.gpus >> chosen) & 1U) == 0) ++chosen;
+    const double rest = pick.saved - hole_saving(chosen);
+    bool found = false;
+    for (int g = 0; g < gpus; ++g) {
+      if (((ok >> g) & 1U) == 0 || free[g] < p.gpu_milli) continue;
+      const double saved = rest + hole_saving(g) - (free[g] >= gpu_milli_whole ? split : 0.0);
+      if (!found || saved > pick.saved) {
+        found = true;
+        pick.saved = saved;
+        pick.gpus = gpu_set{1} << g;
+      }
+    }
   }
 
   // The blocks lost by taking `taken` from a node whose devices have `free` milli free: the cost of

@@ -45,7 +45,8 @@
 // lock-free under the capacity stamp. The decision of the last PreScore is shared by the
 // copies of one scorer (the score plugin and the device selector of a profile); pods scored
 // concurrently against clusters of different CPU per GPU would race on it, which no gpusched engine
-// does (one cluster per profile). Memory: 128 KiB of pod-name hashes with observe_demand, else none.
+// does (one cluster per profile). Memory: 128 KiB of pod-name hashes with observe_demand (and the
+// block term's, below).
 //
 // The block term (fill_aware_options::keep_blocks = beta; docs/adr/0017-quality-method.md,
 // "Amendment 9"). A multi-GPU pod (in openb all ask for whole GPUs) needs k wholly free GPUs on one
@@ -54,8 +55,9 @@
 // can take it. Once the cluster has turned over (it has given back at least the GPU it holds now,
 // gpu_turnover::turned_over, read from a TurnoverCounted cluster at PreScore), a placement is
 // charged, in the hole term's milli-GPU, for each k-GPU shape (k >= 2) that fit the node's wholly free
-// GPUs before it and does not after: beta * p_k * 1000 k, p_k the share of k-GPU pods among the pods
-// counted (observe_demand, from 30 pods) or else among the configured typical pods. Taking a
+// GPUs before it and does not after: beta * p_k * 1000 k, p_k the share of pods of k whole GPUs
+// among the pods counted (observe_demand, from 30 pods) or else among the configured typical pods;
+// a sharing pod's device is chosen with the charge (a partly used GPU keeps the block). Taking a
 // node's last free GPUs costs nothing more than the shapes that fit them; splitting an 8-GPU node
 // costs the most. The switch is taken at the first PreScore that finds the cluster turned over;
 // two more forms (mean, by shape) with the term are built then, each with its own score cache. The
@@ -64,8 +66,11 @@
 // it follows the arrivals rather than the pods seen by the switch (at the start of a replay, the
 // pods already running: long ones more often than arrivals). A cluster that never gives GPU back
 // (the FGD paper's protocol: pods never leave) and one without the hook (an extender's snapshot)
-// never switch it on: their placements are exactly those without the term. 528 bytes of counts by
-// GPU count with observe_demand.
+// never switch it on: their placements are exactly those without the term. With observe_demand a
+// PreScore may replace the two forms: no copy of the scorer may score or choose devices while
+// another thread runs its PreScore (the count's one-thread contract above already rules it out).
+// Memory: about 1.6 KiB for the counts by GPU count, the configured p_k and the costs; once the term
+// is on, the two forms' score caches (up to 16 MiB each, as FillAware's) beside the two unused ones.
 #pragma once
 
 #include <algorithm>
@@ -127,13 +132,15 @@ constexpr bool cpu_binds(double workload_cpu_per_gpu, double cluster_cpu_per_gpu
 struct demand_count {
   static constexpr double min_pods = 30;  // the normal approximation's usual minimum
   double n = 0, cpu = 0, gpu = 0, cpu2 = 0, gpu2 = 0, cpu_gpu = 0;  // sums over the pods counted
-  std::array<double, max_gpus_per_node + 1> by_gpu_count{};           // pods counted by GPU count
+  std::array<double, max_gpus_per_node + 1> whole_gpus{};             // pods of k whole GPUs counted, by k
 
   void add(const pod& p) noexcept {
     const double c = static_cast<double>(p.cpu_milli);
     const double g = static_cast<double>(p.gpu_milli) * p.num_gpu;
     n += 1, cpu += c, gpu += g, cpu2 += c * c, gpu2 += g * g, cpu_gpu += c * g;
-    if (p.num_gpu >= 0 && p.num_gpu <= max_gpus_per_node) by_gpu_count[static_cast<std::size_t>(p.num_gpu)] += 1;
+    if (p.gpu_milli == gpu_milli_whole && p.num_gpu > 0 && p.num_gpu <= max_gpus_per_node) {
+      whole_gpus[static_cast<std::size_t>(p.num_gpu)] += 1;
+    }
   }
   // d in milli-CPU per whole GPU; 0 without GPU demand.
   [[nodiscard]] double cpu_per_gpu() const noexcept { return gpu > 0 ? cpu / gpu * gpu_milli_whole : 0.0; }
@@ -191,16 +198,22 @@ class fill_aware_binding_scorer {
   explicit fill_aware_binding_scorer(const typical_workload& w, fill_aware_options o = {})
       : mean_(w, with_shape(o, false)), shape_(w, with_shape(o, true)), demand_(workload_cpu_per_gpu(w)),
         keep_blocks_(o.keep_blocks), state_(std::make_shared<shared_state>()) {
-    if (!(o.keep_blocks >= 0.0) || !std::isfinite(o.keep_blocks)) {
-      throw invalid_argument_error("fill_aware_options.keep_blocks", "must be a finite number >= 0");
+    if (!(o.keep_blocks >= 0.0 && o.keep_blocks <= max_keep_blocks)) {
+      throw invalid_argument_error("fill_aware_options.keep_blocks", "must be within 0..7");
     }
     double total = 0.0;
     for (const auto& t : w.pods()) total += t.probability;
     for (const auto& t : w.pods()) {
-      if (t.num_gpu >= 2 && total > 0) configured_share_[static_cast<std::size_t>(t.num_gpu)] += t.probability / total;
+      if (t.num_gpu >= 2 && t.gpu_milli == gpu_milli_whole && total > 0) {
+        configured_share_[static_cast<std::size_t>(t.num_gpu)] += t.probability / total;
+      }
     }
     if (o.observe_demand) state_->seen = std::make_unique<seen_names>();
   }
+
+  // The largest keep_blocks: a placement then loses at most 7 x 1000 x 64 milli-GPU (every pod of
+  // 64 whole GPUs), below the half of fill_aware_scorer::score_offset that set_block_costs allows.
+  static constexpr double max_keep_blocks = 7.0;
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareBinding"; }
   [[nodiscard]] double demand() const noexcept { return demand_; }  // the configured workload's d, milli-CPU per GPU
@@ -316,7 +329,7 @@ class fill_aware_binding_scorer {
     std::array<double, max_gpus_per_node + 1> share = configured_share_;
     const demand_count& seen = state_->observed;
     if (observes_demand() && seen.n >= demand_count::min_pods) {
-      for (std::size_t k = 0; k < share.size(); ++k) share[k] = k >= 2 ? seen.by_gpu_count[k] / seen.n : 0.0;
+      for (std::size_t k = 0; k < share.size(); ++k) share[k] = k >= 2 ? seen.whole_gpus[k] / seen.n : 0.0;
     }
     bool any = false;
     for (std::size_t k = 2; k < share.size(); ++k) {
@@ -417,9 +430,10 @@ class fill_aware_binding_scorer {
 };
 
 // keep_blocks of the gpusched policy (FillAwareRefill; ADR 0017, "Amendment 9"): beta = 3, chosen
-// from 1, 3 and 10 on two 300-node clusters drawn from the openb nodes under sustained load (node
-// seeds 7 and 8, docs/quality.md) and checked on four clusters not used for the choice. It acts only
-// once the cluster has turned over, so the paper protocol's results do not depend on it.
+// against 10 on two 300-node clusters drawn from the openb nodes under sustained load (node seeds 7
+// and 8, docs/quality.md; beta = 1 was checked there later) and checked on four clusters not used
+// for the choice. It acts only once the cluster has turned over, so the paper protocol's results do
+// not depend on it.
 inline constexpr double refill_keep_blocks = 3.0;
 
 // FillAwareRefill, gpusched's policy: FillAwareBinding whose hole refill chance is taken per sharing

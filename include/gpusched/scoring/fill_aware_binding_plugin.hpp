@@ -57,7 +57,7 @@ fill_aware_decoded fill_aware_args(const plugin_args& a, const Context& ctx, std
   if (a.has(competition_key)) o.*competition = a.number(a.node()[std::string(competition_key)], competition_key, 0, 1e6);
   if (a.has("cpuWeight")) o.cpu_weight = a.number(a.node()["cpuWeight"], "cpuWeight", 0, 1e6);
   if (a.has("cpuPerGpu")) o.cpu_per_gpu = a.number(a.node()["cpuPerGpu"], "cpuPerGpu", 0, 1e9);
-  if (binding && a.has("keepBlocks")) o.keep_blocks = a.number(a.node()["keepBlocks"], "keepBlocks", 0, 1e6);
+  if (binding && a.has("keepBlocks")) o.keep_blocks = a.number(a.node()["keepBlocks"], "keepBlocks", 0, fill_aware_binding_scorer::max_keep_blocks);
   return {std::move(w), o};
 }
 }  // namespace plugin_decode
