@@ -35,6 +35,17 @@ fill_aware_options blocks_options(double beta) {
   return o;
 }
 using totalled = bound_cluster<in_memory_cluster, cluster_totals>;
+// keep_blocks 1 over blocks_workload(), counting the pods it sees.
+fill_aware_binding_scorer counting_scorer() {
+  fill_aware_options o = blocks_options(1.0);
+  o.observe_demand = true;
+  return fill_aware_binding_scorer(blocks_workload(), o);
+}
+totalled four_free_gpus() {
+  totalled c;
+  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  return c;
+}
 }  // namespace
 
 TEST_CASE("gpu_turnover: turned over once the GPU given back reaches the GPU held") {
@@ -179,15 +190,13 @@ TEST_CASE("FillAwareBinding keeps blocks only once the cluster has turned over, 
 
   CHECK_THROWS_WITH(fill_aware_binding_scorer(blocks_workload(), blocks_options(-1.0)),
                     doctest::Contains("keep_blocks"));
-  CHECK_THROWS_WITH(fill_aware_binding_scorer(blocks_workload(), blocks_options(7.5)), "fill_aware_options.keep_blocks: must be within 0..7");
+  CHECK_THROWS_WITH(fill_aware_binding_scorer(blocks_workload(), blocks_options(7.5)),
+                    "fill_aware_options.keep_blocks: must be within 0..7");
 }
 
 TEST_CASE("FillAwareBinding with observe_demand takes p_k from the pods it has counted") {
-  fill_aware_options o = blocks_options(1.0);
-  o.observe_demand = true;
-  const fill_aware_binding_scorer f(blocks_workload(), o);
-  totalled c;
-  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  const fill_aware_binding_scorer f = counting_scorer();
+  totalled c = four_free_gpus();
   // 40 pods counted: 4 ask for two GPUs, 36 for one: p_2 = 0.1, p_4 = 0.
   for (int i = 0; i < 40; ++i) {
     const pod p = make_pod("p" + std::to_string(i)).cpu(1000).gpus(i < 4 ? 2 : 1);
@@ -211,11 +220,8 @@ TEST_CASE("FillAwareBinding with observe_demand takes p_k from the pods it has c
 }
 
 TEST_CASE("FillAwareBinding with observe_demand switched on before 30 pods: the typical pods, then the count") {
-  fill_aware_options o = blocks_options(1.0);
-  o.observe_demand = true;
-  const fill_aware_binding_scorer f(blocks_workload(), o);
-  totalled c;
-  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));
+  const fill_aware_binding_scorer f = counting_scorer();
+  totalled c = four_free_gpus();
   // 10 pods counted, one of them asks for two GPUs; then the cluster turns over.
   for (int i = 0; i < 10; ++i) f.pre_filter(c, make_pod("q" + std::to_string(i)).cpu(1000).gpus(i == 0 ? 2 : 1));
   const pod one = make_pod("one").cpu(1000).gpus(1);
