@@ -256,7 +256,6 @@ class fill_aware_scorer {
       sum += k < lost.size() ? lost[k] : 0.0;
       block_cost_[k] = sum;
     }
-    has_blocks_ = sum > 0.0;
     memo_ = memo{};
   }
 
@@ -343,7 +342,7 @@ class fill_aware_scorer {
                                           stranded_by_shape(after_gpu, static_cast<double>(cpu_left - p.cpu_milli)));
       }
     }
-    if (has_blocks_ && pick.fits) add_block_term(free, gpus, ok, p, pick);
+    if (block_cost_.back() > 0.0 && pick.fits) add_block_term(free, gpus, ok, p, pick);
     return pick;
   }
 
@@ -360,17 +359,14 @@ class fill_aware_scorer {
     }
     const double* e = table_->data();
     const auto hole_saving = [&](int g) { return e[free[g]] - e[free[g] - p.gpu_milli]; };
-    int whole = 0;
-    for (int g = 0; g < gpus; ++g) whole += free[g] >= gpu_milli_whole ? 1 : 0;
-    const double split = whole > 0 ? block_cost_[static_cast<std::size_t>(whole)] -
-                                         block_cost_[static_cast<std::size_t>(whole - 1)]
-                                   : 0.0;
+    double split = -1.0;  // what taking any one wholly free GPU costs (the same for each), once needed
     int chosen = 0;
     while (((pick.gpus >> chosen) & 1U) == 0) ++chosen;
     const double rest = pick.saved - hole_saving(chosen);
     bool found = false;
     for (int g = 0; g < gpus; ++g) {
       if (((ok >> g) & 1U) == 0 || free[g] < p.gpu_milli) continue;
+      if (free[g] >= gpu_milli_whole && split < 0.0) split = block_loss(free, gpus, gpu_set{1} << g);
       const double saved = rest + hole_saving(g) - (free[g] >= gpu_milli_whole ? split : 0.0);
       if (!found || saved > pick.saved) {
         found = true;
@@ -472,8 +468,7 @@ class fill_aware_scorer {
   };
 
   std::shared_ptr<const std::vector<double>> table_;
-  std::array<double, max_gpus_per_node + 1> block_cost_{};  // keep_blocks: sum over k <= w of lost[k]
-  bool has_blocks_ = false;
+  std::array<double, max_gpus_per_node + 1> block_cost_{};  // keep_blocks: sum over k <= w of lost[k]; back() 0: off
   std::vector<std::pair<double, double>> ratios_;  // cpu_by_shape: (milli-CPU per GPU, probability) per GPU shape
   double cpu_per_gpu_ = 0.0;
   fill_aware_options opts_;
