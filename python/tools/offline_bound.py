@@ -140,15 +140,16 @@ def _int(flag: str, path: Path, line: int, col: str, text: str) -> int:
         raise BoundError(f"{flag}: {path}:{line}: column '{col}': '{text}' is not an integer") from None
 
 
-def read_pods(path: Path) -> list[tuple[str, Shape]]:
+def read_pods(path: Path, flag: str = "--pods") -> list[tuple[str, Shape]]:
+    """An openb pod list, with its 11 columns or the first 5 of them; errors name `flag` and file:line."""
     full = ["name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli", "gpu_spec", "qos", "pod_phase",
             "creation_time", "deletion_time", "scheduled_time"]
-    rows, which = _rows(path, "--pods", [full, full[:5]])
+    rows, which = _rows(path, flag, [full, full[:5]])
     pods = []
     for i, r in enumerate(rows[1:], start=2):
         if len(r) != len(rows[0]):
-            raise BoundError(f"--pods: {path}:{i}: expected {len(rows[0])} columns, found {len(r)}")
-        cpu, mem, g, m = (_int("--pods", path, i, rows[0][c], r[c]) for c in (1, 2, 3, 4))
+            raise BoundError(f"{flag}: {path}:{i}: expected {len(rows[0])} columns, found {len(r)}")
+        cpu, mem, g, m = (_int(flag, path, i, rows[0][c], r[c]) for c in (1, 2, 3, 4))
         models = tuple(sorted({x for x in r[5].split("|") if x})) if which == 0 else ()
         pods.append((r[0], Shape(cpu, mem, g, m, models)))
     pods.sort(key=lambda p: p[0].encode())  # name order, bytewise as std::string's operator<
