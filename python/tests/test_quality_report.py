@@ -106,6 +106,52 @@ def test_pod_list_files_replayed(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "0 of 1 traces meet" in out
 
 
+@pytest.mark.skipif(not SIM.exists(), reason=f"gpusched-sim not built at {SIM} (cmake --build build/main --target gpusched-sim)")
+def test_profile_files_named_by_scheduler_name(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # The one-GPU cluster of the test above, with FGD's profile file and gpusched's renamed "mine".
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,1,V100M16\n")
+    mine = tmp_path / "mine.yaml"
+    mine.write_text((REPO / "data/profiles/gpusched.yaml").read_text().replace("schedulerName: gpusched", "schedulerName: mine"))
+    trace = pod_list(tmp_path / "six.csv", 600)
+    rc = qr.main(["--workdir", str(tmp_path / "w"), "--build-dir", str(BUILD), "--nodes", str(nodes),
+                  "--traces", str(trace), "--seeds", "42", "--no-bound", "--ours", "mine",
+                  "--profile-file", str(REPO / "data/profiles/fgd.yaml"), "--profile-file", str(mine)])
+    assert rc == 0
+    row = json.loads((tmp_path / "w" / "report.json").read_text())[0]
+    assert row["per_seed"] == {"FGD": {"42": pytest.approx(40.0)}, "mine": {"42": pytest.approx(40.0)}}
+    assert "| six | 40.00 | 40.00 | 0.0% | 0/1 | — | — | — |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("text, message", [
+    ("profiles: [", "--profile-file: {f}: "),  # not YAML
+    ("kind: KubeSchedulerConfiguration\n", "--profile-file: {f}: profiles: expected one profile with a schedulerName"),
+    ("profiles:\n- schedulerName: a\n- schedulerName: b\n", "expected one profile with a schedulerName"),
+    ("profiles:\n- plugins: {}\n", "expected one profile with a schedulerName"),
+    ("profiles:\n- schedulerName: FGD\n", "--profile-file: {f}: schedulerName 'FGD' is already another file's"),
+])
+def test_bad_profile_files_name_the_file(tmp_path: Path, text: str, message: str) -> None:
+    f = tmp_path / "p.yaml"
+    f.write_text(text)
+    with pytest.raises(qr.ReportError) as e:
+        qr.profile_names([REPO / "data/profiles/fgd.yaml", f])
+    assert message.format(f=f) in str(e.value)
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--profile-file", str(REPO / "data/profiles/gpusched.yaml")], "--profile-file: gpusched: must name FGD"),
+    (["--policies", "FGD,gpusched", "--ours", "mine"], "--policies: FGD, gpusched: must name FGD and --ours ('mine')"),
+    (["--profile-file", str(REPO / "data/profiles/fgd.yaml"), "--profile-file", str(REPO / "data/profiles/gpusched.yaml"),
+      "--frag"], "--frag: gpusched-frag-kinds replays --policies only"),
+])
+def test_policies_checked_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                               extra: list[str], message: str) -> None:
+    work = tmp_path / "w"
+    assert qr.main(["--workdir", str(work), "--build-dir", str(tmp_path), "--traces", "default", *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not work.exists()
+
+
 def test_bad_pod_list_stops_before_any_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text(",".join(HEADER) + "\np0,1000,1024,1,abc,,LS,Running,0,1,0\n")

@@ -5,6 +5,8 @@ table there names the command that made it).
 
     python3 python/tools/quality_report.py --workdir /tmp/quality --seeds 42-51 --bound-seeds 42-44 --jobs 1
     python3 python/tools/quality_report.py --workdir /tmp/quality --traces path/to/openb/data --no-bound
+    python3 python/tools/quality_report.py --workdir /tmp/quality --traces default --no-bound \
+        --profile-file data/profiles/fgd.yaml --profile-file my-policy.yaml --ours my-policy
 
 --traces takes `default`, the names of generated variants (`gen-*`), openb-format pod list files
 and folders (every openb_pod_list_*.csv in one, by name). For each trace: a variant is generated
@@ -25,6 +27,8 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+
+import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -85,6 +89,27 @@ def resolve_traces(spec: str) -> list[tuple[str, Path | None]]:
     return out
 
 
+def profile_names(files: list[Path]) -> list[str]:
+    """The schedulerName of each profile file's one profile, in order. Raises ReportError naming the
+    file for one that cannot be read, is not a KubeSchedulerConfiguration with one named profile, or
+    repeats a name (gpusched-sim checks the rest when it loads the file)."""
+    names: list[str] = []
+    for f in files:
+        try:
+            doc = yaml.safe_load(f.read_text())
+        except (OSError, yaml.YAMLError) as e:
+            raise ReportError(f"--profile-file: {f}: {e}") from None
+        profiles = doc.get("profiles") if isinstance(doc, dict) else None
+        if not isinstance(profiles, list) or len(profiles) != 1 or not isinstance(profiles[0], dict) \
+                or not isinstance(profiles[0].get("schedulerName"), str):
+            raise ReportError(f"--profile-file: {f}: profiles: expected one profile with a schedulerName")
+        name = profiles[0]["schedulerName"]
+        if name in names:
+            raise ReportError(f"--profile-file: {f}: schedulerName '{name}' is already another file's")
+        names.append(name)
+    return names
+
+
 def goal_met(row: dict, ours: str) -> tuple[float, int, bool]:
     """(reduction %, seeds on which `ours` leaves more GPU unallocated than FGD, whether issue 18's
     goal holds): reduction = (1 - ours / FGD) x 100 of the means over the seeds."""
@@ -103,6 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nodes", type=Path, default=REPO / "data/openb/openb_node_list_gpu_node.csv",
                     help="node list CSV (default: the openb GPU nodes)")
     ap.add_argument("--policies", default="FGD,gpusched")
+    ap.add_argument("--profile-file", type=Path, action="append", default=[],
+                    help="replay this profile file instead of --policies (repeatable; FGD's is data/profiles/fgd.yaml); "
+                         "a policy is named by its schedulerName")
     ap.add_argument("--ours", default="gpusched", help="the policy compared with FGD (reduction, seeds worse, gap ratio)")
     ap.add_argument("--seeds", default="42-51")
     ap.add_argument("--bound-seeds", default="42-44")
@@ -111,10 +139,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--frag", action="store_true", help="also run gpusched-frag-kinds")
     ap.add_argument("--no-bound", action="store_true", help="skip the LP bound and the packing (minutes per trace)")
     a = ap.parse_args(argv)
-    policies = a.policies.split(",")
-    if "FGD" not in policies or a.ours not in policies:
-        print(f"quality_report: --policies: '{a.policies}' must name FGD and --ours ('{a.ours}')", file=sys.stderr)
+    try:
+        policies = profile_names(a.profile_file) if a.profile_file else a.policies.split(",")
+    except ReportError as e:
+        print(f"quality_report: {e}", file=sys.stderr)
         return 2
+    flag = "--profile-file" if a.profile_file else "--policies"
+    if "FGD" not in policies or a.ours not in policies:
+        print(f"quality_report: {flag}: {', '.join(policies)}: must name FGD and --ours ('{a.ours}')", file=sys.stderr)
+        return 2
+    if a.profile_file and a.frag:
+        print("quality_report: --frag: gpusched-frag-kinds replays --policies only, not --profile-file", file=sys.stderr)
+        return 2
+    which = [x for f in a.profile_file for x in ("--profile-file", str(f))] or ["--policy", a.policies]
     nodes_path = a.nodes
     base_path = REPO / "data/openb/openb_pod_list_default.csv"
     try:
@@ -141,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
             pods_path = a.workdir / f"{name}.csv"
             pods_path.write_text(tv.to_csv(tv.make_variant(base, nodes, a.gen_seed, **VARIANTS[name])))
         out = a.workdir / f"{name}.sim.json"
-        subprocess.run([str(sim), "--pods", str(pods_path), "--nodes", str(nodes_path), "--policy", a.policies,
+        subprocess.run([str(sim), "--pods", str(pods_path), "--nodes", str(nodes_path), *which,
                         "--seeds", a.seeds, "--jobs", str(a.jobs), "-q", "--no-progress", "--output-json", str(out)],
                        check=True)
         runs = json.loads(out.read_text())["runs"]
