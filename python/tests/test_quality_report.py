@@ -143,6 +143,8 @@ def test_bad_profile_files_name_the_file(tmp_path: Path, text: str, message: str
     (["--policies", "FGD,gpusched", "--ours", "mine"], "--policies: FGD, gpusched: must name FGD and --ours ('mine')"),
     (["--profile-file", str(REPO / "data/profiles/fgd.yaml"), "--profile-file", str(REPO / "data/profiles/gpusched.yaml"),
       "--frag"], "--frag: gpusched-frag-kinds replays --policies only"),
+    (["--seeds", "42-x"], "--seeds: '42-x' is not like 42-51"),
+    (["--bound-seeds", "x"], "--bound-seeds: 'x' is not like 42-51"),
 ])
 def test_policies_checked_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                extra: list[str], message: str) -> None:
@@ -150,6 +152,18 @@ def test_policies_checked_before_anything_runs(tmp_path: Path, capsys: pytest.Ca
     assert qr.main(["--workdir", str(work), "--build-dir", str(tmp_path), "--traces", "default", *extra]) == 2
     assert message in capsys.readouterr().err
     assert not work.exists()
+
+
+@pytest.mark.skipif(not SIM.exists(), reason=f"gpusched-sim not built at {SIM} (cmake --build build/main --target gpusched-sim)")
+def test_a_failed_replay_names_the_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A node list without GPUs passes the report's own reading; gpusched-sim refuses it.
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn0,64000,262144,0,\n")
+    trace = pod_list(tmp_path / "six.csv", 600)
+    rc = qr.main(["--workdir", str(tmp_path / "w"), "--build-dir", str(BUILD), "--nodes", str(nodes),
+                  "--traces", str(trace), "--seeds", "42", "--no-bound"])
+    assert rc == 2
+    assert f"gpusched-sim failed on trace 'six' ({trace})" in capsys.readouterr().err
 
 
 def test_bad_pod_list_stops_before_any_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

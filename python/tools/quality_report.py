@@ -156,6 +156,12 @@ def main(argv: list[str] | None = None) -> int:
     base_path = REPO / "data/openb/openb_pod_list_default.csv"
     try:
         traces = resolve_traces(a.traces)
+        seeds_of(a.seeds)
+        if not a.no_bound:
+            try:
+                ob.parse_seeds(a.bound_seeds)
+            except ob.BoundError as e:
+                raise ReportError(str(e).replace("--seeds:", "--bound-seeds:", 1)) from None
         ob.read_nodes(nodes_path)
         for _, path in traces:  # every file is checked before the first replay
             if path is not None and not ob.read_pods(path, "--traces"):
@@ -178,9 +184,12 @@ def main(argv: list[str] | None = None) -> int:
             pods_path = a.workdir / f"{name}.csv"
             pods_path.write_text(tv.to_csv(tv.make_variant(base, nodes, a.gen_seed, **VARIANTS[name])))
         out = a.workdir / f"{name}.sim.json"
-        subprocess.run([str(sim), "--pods", str(pods_path), "--nodes", str(nodes_path), *which,
-                        "--seeds", a.seeds, "--jobs", str(a.jobs), "-q", "--no-progress", "--output-json", str(out)],
-                       check=True)
+        done = subprocess.run([str(sim), "--pods", str(pods_path), "--nodes", str(nodes_path), *which,
+                               "--seeds", a.seeds, "--jobs", str(a.jobs), "-q", "--no-progress", "--output-json", str(out)])
+        if done.returncode != 0:  # gpusched-sim has said why on stderr
+            print(f"quality_report: gpusched-sim failed on trace '{name}' ({pods_path}), exit {done.returncode}",
+                  file=sys.stderr)
+            return 2
         runs = json.loads(out.read_text())["runs"]
         un = {p: {r["seed"]: r["unallocated_pct_at_tune"] for r in runs if r["policy"] == p} for p in policies}
         row = {"trace": name, "unalloc": {p: statistics.mean(v.values()) for p, v in un.items()}, "per_seed": un}
