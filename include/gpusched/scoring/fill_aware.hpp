@@ -84,6 +84,11 @@ struct fill_aware_options {
   // of k whole GPUs among the pods counted (observe_demand) or else among the configured typical
   // pods. Within 0..7 (fill_aware_binding_scorer::max_keep_blocks).
   double keep_blocks = 0.0;
+  // FillAwareBinding / FillAwareRefill only, with observe_demand (docs/adr/0017-quality-method.md,
+  // "Amendment 10"; off: the configured typical pods' table throughout). While the one-GPU shares of
+  // the pods counted differ from the configured typical pods' by more than that table can resolve
+  // (hole_shares_differ, checked as the count doubles), the hole table E is built from the count.
+  bool counted_holes = false;
 };
 
 // fill_per_sharing_pod of the gpusched policy (FillAwareRefill): FillAware's kappa = 50, chosen on the openb
@@ -103,27 +108,44 @@ inline double sharing_pod_share(const typical_workload& w) {
   return total > 0 ? sharing / total : 0.0;
 }
 
-// The kappa of the hole table under options o: fill_competition, or fill_per_sharing_pod / P_share.
-inline double effective_fill_competition(const typical_workload& w, const fill_aware_options& o) {
+// The kappa of the hole table under options o for a workload whose share of sharing pods is
+// share (sharing_pod_share): fill_competition, or fill_per_sharing_pod / share.
+inline double fill_competition_at(double share, const fill_aware_options& o) {
   if (!(o.fill_per_sharing_pod >= 0.0) || !std::isfinite(o.fill_per_sharing_pod)) {
     throw invalid_argument_error("fill_aware_options.fill_per_sharing_pod", "must be a finite number >= 0");
   }
   if (o.fill_per_sharing_pod == 0.0) return o.fill_competition;
-  const double share = sharing_pod_share(w);
   // No sharing pods: no hole has a competitor made by the workload; every hole it can fill is refilled.
   return share > 0 ? o.fill_per_sharing_pod / share : std::numeric_limits<double>::max();
 }
 
-// E(h) for h = 0..1000 (see the header comment).
-inline std::vector<double> hole_waste_table(const typical_workload& w, double kappa) {
-  if (!(kappa >= 0.0) || !std::isfinite(kappa))
-    throw invalid_argument_error("fill_aware_options.fill_competition", "must be a finite number >= 0");
+// The kappa of the hole table under options o: fill_competition, or fill_per_sharing_pod / P_share.
+inline double effective_fill_competition(const typical_workload& w, const fill_aware_options& o) {
+  return fill_competition_at(sharing_pod_share(w), o);
+}
+
+// A one-GPU pod shape of the hole table: its share of one GPU (milli) and its probability among all
+// the workload's pods.
+struct one_gpu_share {
+  std::int32_t milli = 0;
+  double probability = 0.0;
+};
+
+// The one-GPU shapes of a workload as the hole table reads them.
+inline std::vector<one_gpu_share> one_gpu_shares(const typical_workload& w) {
   double total = 0.0;
   for (const auto& t : w.pods()) total += t.probability;
-  std::vector<std::pair<std::int32_t, double>> q;  // one-GPU shapes: share, probability
+  std::vector<one_gpu_share> q;
   for (const auto& t : w.pods()) {
-    if (t.num_gpu == 1) q.emplace_back(t.gpu_milli, total > 0 ? t.probability / total : 0.0);
+    if (t.num_gpu == 1) q.push_back({t.gpu_milli, total > 0 ? t.probability / total : 0.0});
   }
+  return q;
+}
+
+// E(h) for h = 0..1000 (see the header comment), from the one-GPU shapes q.
+inline std::vector<double> hole_waste_table(std::span<const one_gpu_share> q, double kappa) {
+  if (!(kappa >= 0.0) || !std::isfinite(kappa))
+    throw invalid_argument_error("fill_aware_options.fill_competition", "must be a finite number >= 0");
   std::vector<double> e(gpu_milli_whole + 1, 0.0);
   for (int h = 1; h <= gpu_milli_whole; ++h) {
     double fit = 0.0, refill = 0.0;
@@ -137,6 +159,11 @@ inline std::vector<double> hole_waste_table(const typical_workload& w, double ka
     e[static_cast<std::size_t>(h)] = (1 - l) * h + (fit > 0 ? l * refill / fit : 0.0);
   }
   return e;
+}
+
+// E(h) for h = 0..1000 from the workload's one-GPU shapes.
+inline std::vector<double> hole_waste_table(const typical_workload& w, double kappa) {
+  return hole_waste_table(one_gpu_shares(w), kappa);
 }
 
 // The workload's mean CPU per whole GPU over its GPU shapes (milli-CPU per 1000 milli-GPU).
@@ -256,6 +283,22 @@ class fill_aware_scorer {
       sum += k < lost.size() ? lost[k] : 0.0;
       block_cost_[k] = sum;
     }
+    memo_ = memo{};
+  }
+
+  // The hole table from the one-GPU shapes q (one_gpu_share: probabilities among all the pods q was
+  // taken from) in place of the workload's it was built with; kappa as the options say, at q's share
+  // of sharing pods (fill_competition_at). The counted table of FillAwareBinding (counted_holes).
+  // Clears the score cache. Throws invalid_argument_error for a share outside 1..1000 milli or a
+  // probability outside 0..1, changing nothing.
+  void set_hole_shares(std::span<const one_gpu_share> q) {
+    double share = 0.0;
+    for (const auto& [m, pr] : q) {
+      if (m < 1 || m > gpu_milli_whole) throw invalid_argument_error("hole shares", "a share must be within 1..1000 milli");
+      if (!(pr >= 0.0 && pr <= 1.0)) throw invalid_argument_error("hole shares", "a probability must be within 0..1");
+      if (m < gpu_milli_whole) share += pr;
+    }
+    table_ = std::make_shared<const std::vector<double>>(hole_waste_table(q, fill_competition_at(share, opts_)));
     memo_ = memo{};
   }
 

@@ -71,6 +71,14 @@
 // another thread runs its PreScore (the count's one-thread contract above already rules it out).
 // Memory: about 1.6 KiB for the counts by GPU count, the configured p_k and the costs; once the term
 // is on, the two forms' score caches (up to 16 MiB each, as FillAware's) beside the two unused ones.
+//
+// The counted hole table (fill_aware_options::counted_holes; docs/adr/0017-quality-method.md,
+// "Amendment 10"). With observe_demand the count also holds the pods of one GPU by share. From 30 pods
+// and at the PreScore after each doubling of the count, hole_shares_differ compares it with the
+// configured typical pods; while they differ, the two forms carry a hole table built from the count
+// (demand_count::one_gpu_shares, the authors' 95 % rule), rebuilt at each check (with the block term's
+// costs when that is on), and otherwise the configured table. Memory: 8 KiB more for the count by
+// share, and the configured shares.
 #pragma once
 
 #include <algorithm>
@@ -87,6 +95,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "gpusched/core/cluster.hpp"
@@ -133,6 +142,7 @@ struct demand_count {
   static constexpr double min_pods = 30;  // the normal approximation's usual minimum
   double n = 0, cpu = 0, gpu = 0, cpu2 = 0, gpu2 = 0, cpu_gpu = 0;  // sums over the pods counted
   std::array<double, max_gpus_per_node + 1> whole_gpus{};             // pods of k whole GPUs counted, by k
+  std::array<double, gpu_milli_whole + 1> one_gpu{};                  // pods of one GPU counted, by milli
 
   void add(const pod& p) noexcept {
     const double c = static_cast<double>(p.cpu_milli);
@@ -141,6 +151,32 @@ struct demand_count {
     if (p.gpu_milli == gpu_milli_whole && p.num_gpu > 0 && p.num_gpu <= max_gpus_per_node) {
       whole_gpus[static_cast<std::size_t>(p.num_gpu)] += 1;
     }
+    if (p.num_gpu == 1 && p.gpu_milli > 0 && p.gpu_milli <= gpu_milli_whole) {
+      one_gpu[static_cast<std::size_t>(p.gpu_milli)] += 1;
+    }
+  }
+  // The one-GPU shapes counted as typical pods (the hole table's q), by the authors' rule for typical
+  // pods (typical_pod_options: the most frequent kinds until they cover 95 % of the pods, their
+  // shares then taken among those kept). A kind here is a one-GPU share, or all other pods together
+  // (CPU-only and multi-GPU), where the configured typical pods tell shapes apart by CPU and model too.
+  [[nodiscard]] std::vector<one_gpu_share> one_gpu_shares() const {
+    std::vector<std::pair<double, std::int32_t>> kinds;  // (pods, milli); milli 0: the other pods
+    double one = 0.0;
+    for (std::size_t m = 1; m < one_gpu.size(); ++m) {
+      if (one_gpu[m] > 0) kinds.emplace_back(one_gpu[m], static_cast<std::int32_t>(m));
+      one += one_gpu[m];
+    }
+    if (n > one) kinds.emplace_back(n - one, 0);
+    std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    const double cover = n * typical_pod_options{}.popularity_threshold_pct / 100;
+    double kept = 0.0;
+    std::size_t k = 0;
+    while (k < kinds.size() && kept < cover) kept += kinds[k++].first;
+    std::vector<one_gpu_share> q;
+    for (std::size_t i = 0; i < k; ++i) {
+      if (kinds[i].second > 0) q.push_back({kinds[i].second, kinds[i].first / kept});
+    }
+    return q;
   }
   // d in milli-CPU per whole GPU; 0 without GPU demand.
   [[nodiscard]] double cpu_per_gpu() const noexcept { return gpu > 0 ? cpu / gpu * gpu_milli_whole : 0.0; }
@@ -161,6 +197,36 @@ struct demand_count {
     return d >= cluster_cpu_per_gpu;
   }
 };
+
+// The counted hole table's switch (fill_aware_options::counted_holes; ADR 0017, "Amendment 10"). The
+// hole table reads the workload as categories: each one-GPU share s (milli) with its share q(s) of
+// all pods, and the rest (CPU-only and multi-GPU pods). Whether the pods counted differ from the
+// configured typical pods there by more than the configured table can tell apart: the total variation
+// distance between the two, against the configured table's own resolution (typical pods cover 95 %
+// of the pods they come from, the authors' rule, so up to 5 % of the mass may sit elsewhere) plus two
+// sampling errors of the count (half the sum over categories of sqrt(p (1 - p) / n)).
+inline bool hole_shares_differ(std::span<const one_gpu_share> configured, const demand_count& seen) {
+  if (seen.n < demand_count::min_pods) return false;
+  std::array<double, gpu_milli_whole + 1> conf{};
+  double conf_one = 0.0;
+  for (const auto& [m, pr] : configured) {
+    if (m < 1 || m > gpu_milli_whole) continue;
+    conf[static_cast<std::size_t>(m)] += pr;
+    conf_one += pr;
+  }
+  double seen_one = 0.0, distance = 0.0, noise = 0.0;
+  for (std::size_t m = 1; m < conf.size(); ++m) {
+    const double q = seen.one_gpu[m] / seen.n;
+    seen_one += q;
+    distance += std::abs(q - conf[m]);
+    noise += std::sqrt(q * (1 - q) / seen.n);
+  }
+  const double rest = std::max(0.0, 1 - seen_one);
+  distance += std::abs(rest - std::max(0.0, 1 - conf_one));
+  noise += std::sqrt(rest * (1 - rest) / seen.n);
+  const double resolution = 1 - typical_pod_options{}.popularity_threshold_pct / 100;
+  return distance / 2 > resolution + 2 * (noise / 2);
+}
 
 // The names of the pods counted (observe_demand): 4,096 sets of 4 name hashes, the most recently
 // asked first in each set. A pod asked about again (a waiting pod, retried) is recognised unless four
@@ -197,7 +263,9 @@ class fill_aware_binding_scorer {
   // o's cpu_by_shape flags are set by the scorer for its two forms; the other fields apply to both.
   explicit fill_aware_binding_scorer(const typical_workload& w, fill_aware_options o = {})
       : mean_(w, with_shape(o, false)), shape_(w, with_shape(o, true)), demand_(workload_cpu_per_gpu(w)),
-        keep_blocks_(o.keep_blocks), state_(std::make_shared<shared_state>()) {
+        keep_blocks_(o.keep_blocks), counted_holes_(o.counted_holes && o.observe_demand),
+        configured_holes_(counted_holes_ ? one_gpu_shares(w) : std::vector<one_gpu_share>{}),
+        state_(std::make_shared<shared_state>()) {
     if (!(o.keep_blocks >= 0.0 && o.keep_blocks <= max_keep_blocks)) {
       throw invalid_argument_error("fill_aware_options.keep_blocks", "must be within 0..7");
     }
@@ -218,6 +286,9 @@ class fill_aware_binding_scorer {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareBinding"; }
   [[nodiscard]] double demand() const noexcept { return demand_; }  // the configured workload's d, milli-CPU per GPU
   [[nodiscard]] bool observes_demand() const noexcept { return state_->seen != nullptr; }
+  // The pods counted when the hole table was last taken from the count (counted_holes); 0 while the
+  // configured typical pods' table is in use. Not for a thread that races PreScore.
+  [[nodiscard]] double holes_counted_at() const noexcept { return state_->holes_counted_at; }
   // The pods PreFilter has counted (observe_demand; empty otherwise).
   [[nodiscard]] demand_count observed() const {
     if (!observes_demand()) return {};
@@ -253,22 +324,36 @@ class fill_aware_binding_scorer {
         if (keep_blocks_ > 0 && !state_->blocks_decided.load(std::memory_order_acquire) &&
             adl::call_cluster_gpu_turnover(c).turned_over()) {
           const std::lock_guard lock(state_->mutex);
-          if (!state_->blocks_decided.load(std::memory_order_relaxed)) take_blocks();
+          if (!state_->blocks_decided.load(std::memory_order_relaxed)) {
+            take_block_costs();
+            build_forms();
+          }
         }
       }
     } else {
       const std::lock_guard lock(state_->mutex);
       shape = decide(c);
-      if constexpr (TurnoverCounted<C>) {  // the counted p_k: taken again each time the count doubles
-        if (keep_blocks_ > 0) {
-          const demand_count& seen = state_->observed;
-          if (state_->blocks_decided.load(std::memory_order_relaxed)
-                  ? seen.n >= std::max(2 * state_->blocks_counted_at, demand_count::min_pods)
-                  : adl::call_cluster_gpu_turnover(c).turned_over()) {
-            take_blocks();
-          }
+      const demand_count& seen = state_->observed;
+      bool renew = false;
+      // The counted hole table: the switch checked from min_pods pods and again each time the count
+      // doubles; the table taken from the count while it differs, the configured one otherwise.
+      if (counted_holes_ && seen.n >= std::max(2 * state_->holes_checked_at, demand_count::min_pods)) {
+        state_->holes_checked_at = seen.n;
+        const bool counted = hole_shares_differ(configured_holes_, seen);
+        if (counted || state_->holes_counted_at > 0) {
+          state_->holes_counted_at = counted ? seen.n : 0.0;
+          renew = true;
         }
       }
+      if constexpr (TurnoverCounted<C>) {  // the counted p_k: taken again each time the count doubles
+        if (keep_blocks_ > 0 && (state_->blocks_decided.load(std::memory_order_relaxed)
+                                     ? seen.n >= std::max(2 * state_->blocks_counted_at, demand_count::min_pods)
+                                     : adl::call_cluster_gpu_turnover(c).turned_over())) {
+          take_block_costs();
+          renew = true;
+        }
+      }
+      if (renew) build_forms();
     }
     state_->by_shape.store(shape, std::memory_order_relaxed);
     state_->cluster.store(&c, std::memory_order_relaxed);
@@ -280,7 +365,7 @@ class fill_aware_binding_scorer {
   // the cost of taking away a node's room for a k-GPU pod (all zero until the switch). Not for a
   // thread that races the PreScore that sets them.
   [[nodiscard]] bool keeps_blocks() const noexcept {
-    return state_->blocks_decided.load(std::memory_order_acquire) && state_->blocks != nullptr;
+    return state_->blocks_decided.load(std::memory_order_acquire) && state_->blocks_on;
   }
   [[nodiscard]] std::array<double, max_gpus_per_node + 1> block_costs() const {
     if (!state_->blocks_decided.load(std::memory_order_acquire)) return {};
@@ -314,18 +399,16 @@ class fill_aware_binding_scorer {
   }
 
  private:
-  // The form in use: by shape or at the mean, with the block term once it is on.
+  // The form in use: by shape or at the mean, with the counted hole table and the block term once
+  // they are on.
   [[nodiscard]] const fill_aware_scorer& form(bool shape) const noexcept {
-    if (state_->blocks_decided.load(std::memory_order_acquire) && state_->blocks != nullptr) {
-      return shape ? state_->blocks->shape : state_->blocks->mean;
-    }
+    if (const counted_forms* f = state_->forms_ready.load(std::memory_order_acquire)) return shape ? f->shape : f->mean;
     return shape ? shape_ : mean_;
   }
 
   // Under the mutex: the block term from the pods counted (observe_demand, from demand_count::min_pods
-  // pods), else from the configured typical pods: lost[k] = keep_blocks * p_k * 1000 k for k >= 2;
-  // the two forms with the term are built anew (their score caches start empty).
-  void take_blocks() const {
+  // pods), else from the configured typical pods: lost[k] = keep_blocks * p_k * 1000 k for k >= 2.
+  void take_block_costs() const {
     std::array<double, max_gpus_per_node + 1> share = configured_share_;
     const demand_count& seen = state_->observed;
     if (observes_demand() && seen.n >= demand_count::min_pods) {
@@ -336,15 +419,31 @@ class fill_aware_binding_scorer {
       state_->block_lost[k] = keep_blocks_ * share[k] * static_cast<double>(gpu_milli_whole) * static_cast<double>(k);
       any = any || state_->block_lost[k] > 0;
     }
-    std::unique_ptr<block_forms> forms;
-    if (any) {
-      forms = std::make_unique<block_forms>(block_forms{mean_, shape_});
-      forms->mean.set_block_costs(state_->block_lost);
-      forms->shape.set_block_costs(state_->block_lost);
-    }
-    state_->blocks = std::move(forms);
+    state_->blocks_on = any;
     state_->blocks_counted_at = seen.n;
     state_->blocks_decided.store(true, std::memory_order_release);
+  }
+
+  // Under the mutex: the two forms built anew from mean_ and shape_ (their score caches start empty),
+  // with the counted hole table (holes_counted_at > 0) and the block term (blocks_on); none while
+  // neither is on.
+  void build_forms() const {
+    const bool holes = state_->holes_counted_at > 0;
+    std::unique_ptr<counted_forms> f;
+    if (holes || state_->blocks_on) {
+      f = std::make_unique<counted_forms>(counted_forms{mean_, shape_});
+      if (holes) {
+        const std::vector<one_gpu_share> q = state_->observed.one_gpu_shares();
+        f->mean.set_hole_shares(q);
+        f->shape.set_hole_shares(q);
+      }
+      if (state_->blocks_on) {
+        f->mean.set_block_costs(state_->block_lost);
+        f->shape.set_block_costs(state_->block_lost);
+      }
+    }
+    state_->forms_ready.store(f.get(), std::memory_order_release);
+    state_->forms = std::move(f);
   }
 
   static fill_aware_options with_shape(fill_aware_options o, bool shape) {
@@ -402,9 +501,11 @@ class fill_aware_binding_scorer {
   fill_aware_scorer shape_;
   double demand_ = 0.0;
   double keep_blocks_ = 0.0;
+  bool counted_holes_ = false;  // counted_holes with observe_demand
+  std::vector<one_gpu_share> configured_holes_;  // the configured typical pods' (counted_holes_ only)
   std::array<double, max_gpus_per_node + 1> configured_share_{};  // p_k of the configured typical pods
-  struct block_forms {
-    fill_aware_scorer mean, shape;  // mean_ and shape_ with the block term
+  struct counted_forms {
+    fill_aware_scorer mean, shape;  // mean_ and shape_ with the counted hole table and the block term
   };
   // The last PreScore's decision, and the pod and cluster it was made for (select's one-shot reuse);
   // the count of c; the pods counted (observe_demand). Shared by the copies of one scorer.
@@ -418,13 +519,17 @@ class fill_aware_binding_scorer {
     double counted_cpu_per_gpu = 0.0;
     demand_count observed;
     std::unique_ptr<seen_names> seen;  // the pods counted (observe_demand; null otherwise)
-    // The block term: set under the mutex (blocks_decided last, with release order) and read without
-    // it; with observe_demand it is set again as the count doubles, in PreScore, which the count's
-    // host runs on one thread, before it scores the pod.
+    // The block term and the counted hole table: set under the mutex (blocks_decided and forms_ready
+    // last, with release order) and read without it; with observe_demand they are set again as the
+    // count doubles, in PreScore, which the count's host runs on one thread, before it scores the pod.
     std::atomic<bool> blocks_decided{false};
     double blocks_counted_at = 0.0;  // the pods counted when the term was last set
+    bool blocks_on = false;          // some block_lost[k] > 0 (keep_blocks > 0 and multi-GPU pods)
     std::array<double, max_gpus_per_node + 1> block_lost{};
-    std::unique_ptr<block_forms> blocks;  // null: off (keep_blocks 0, or no multi-GPU pods)
+    double holes_checked_at = 0.0;  // the pods counted when the switch was last checked
+    double holes_counted_at = 0.0;  // the pods counted when the hole table was last taken; 0: configured
+    std::unique_ptr<counted_forms> forms;  // null: neither is on
+    std::atomic<const counted_forms*> forms_ready{nullptr};  // forms.get(), published
   };
   std::shared_ptr<shared_state> state_;
 };
@@ -456,6 +561,7 @@ class fill_aware_refill_scorer : public fill_aware_binding_scorer {
     fill_aware_options o;
     o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
     o.keep_blocks = refill_keep_blocks;
+    o.counted_holes = true;  // acts only with observe_demand (Amendment 10)
     return o;
   }
 };
