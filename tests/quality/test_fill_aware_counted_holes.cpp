@@ -47,15 +47,20 @@ TEST_CASE("a hole table from one-GPU shares, worked by hand") {
   CHECK(configured[700] == doctest::Approx(300));
   CHECK(configured[1000] == doctest::Approx(280));
 
-  // The same table from the shares; and with a refill chance per sharing pod, kappa = 0.8 / 0.4 = 2.
+  // The same table from the shares.
   const std::vector<one_gpu_share> q{{500, 0.4}};
   CHECK(std::vector<double>(configured.begin(), configured.end()) == hole_waste_table(q, 2.0));
+  // Shares in place of the workload's, with a refill chance per sharing pod: 400 milli at 0.4, kappa =
+  // 0.8 / 0.4 = 2, L = 0.8 from 400: E(h) = h - 320 from 400, E(h) = 0.2 h + 0.8 (h - 720) = h - 576
+  // from 800, E(1000) = 200 + 0.8 E(600) = 200 + 0.8 x 280 = 424.
   fill_aware_options per_pod;
   per_pod.fill_per_sharing_pod = 0.8;
   fill_aware_scorer g(halves_workload(), fill_aware_options{});
   fill_aware_scorer h(halves_workload(), per_pod);
-  h.set_hole_shares(q);
-  CHECK(h.hole_waste()[1000] == doctest::Approx(280));
+  h.set_hole_shares(std::vector<one_gpu_share>{{400, 0.4}});
+  CHECK(h.hole_waste()[500] == doctest::Approx(180));
+  CHECK(h.hole_waste()[900] == doctest::Approx(324));
+  CHECK(h.hole_waste()[1000] == doctest::Approx(424));
 
   // Whole GPUs only (kappa 50: L = 1 at 1000, where the one shape fits): E(1000) = 0, E(h) = h below.
   g.set_hole_shares(std::vector<one_gpu_share>{{1000, 1.0}});
@@ -66,7 +71,7 @@ TEST_CASE("a hole table from one-GPU shares, worked by hand") {
                     "hole shares: a share must be within 1..1000 milli");
   CHECK_THROWS_WITH(g.set_hole_shares(std::vector<one_gpu_share>{{500, 1.5}}),
                     "hole shares: a probability must be within 0..1");
-  CHECK(g.hole_waste()[1000] == 0.0);  // unchanged by the refused calls
+  CHECK(g.hole_waste()[999] == doctest::Approx(999));  // unchanged by the refused calls (configured: 499)
 }
 
 TEST_CASE("the counted table's switch: total variation beyond 5 % and two sampling errors") {
@@ -89,9 +94,9 @@ TEST_CASE("FillAwareRefill counting pods takes the counted hole table while the 
   // Configured (500 milli at 0.4, kappa = 18.66 / 0.4, L = 1 from 500): E(h) = h below 500, E(h) =
   // E(h - 500) above: E(1000) = 0, E(700) = 200, E(400) = 400. On a: E(1000) - E(700) = -200; on b:
   // E(700) - E(400) = -200: a tie, to the first node, a.
-  // Counted after 100 whole-GPU pods and the pod itself (q(1000) = 100/101, q(300) = 1/101, kappa =
-  // 18.66 x 101, L = 1 from 300): E(300) = E(600) = E(900) = 0, E(400) = E(700) = 100, E(1000) =
-  // (E(700) + 100 E(0)) / 101 = 100 / 101. On a: 100/101 - 100 < 0; on b: E(700) - E(400) = 0: b.
+  // Counted after 100 whole-GPU pods and the pod itself: the 95 % rule keeps the whole-GPU pods alone
+  // (100 of 101 cover 95.95), q(1000) = 1 and no sharing pod (every hole a pod fits is refilled):
+  // E(h) = h below 1000, E(1000) = 0. On a: 0 - 700 = -700; on b: E(700) - E(400) = 300: b.
   const std::string head =
       "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: p\n"
       "  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n    filter:\n      enabled:\n"

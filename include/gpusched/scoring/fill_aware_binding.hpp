@@ -76,8 +76,8 @@
 // "Amendment 10"). With observe_demand the count also holds the pods of one GPU by share. From 30 pods
 // and at the PreScore after each doubling of the count, hole_shares_differ compares it with the
 // configured typical pods; while they differ, the two forms carry a hole table built from the count
-// (demand_count::one_gpu_shares, the authors' 95 % rule), rebuilt at each check (with the block term's
-// costs when that is on), and otherwise the configured table. Memory: 8 KiB more for the count by
+// (demand_count::one_gpu_shares, the authors' 95 % rule) as it is at each rebuild of the forms (each
+// check, and each time the block term's costs are taken again), and otherwise the configured table. Memory: 8 KiB more for the count by
 // share, and the configured shares.
 #pragma once
 
@@ -167,6 +167,9 @@ struct demand_count {
       one += one_gpu[m];
     }
     if (n > one) kinds.emplace_back(n - one, 0);
+    // More pods first; equal counts keep the smaller share first, the other pods last. (The authors'
+    // rule breaks ties by CPU, then by share, larger first; the count has no CPU to break them by.
+    // The measurements of Amendment 10 were made with this order.)
     std::stable_sort(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
     const double cover = n * typical_pod_options{}.popularity_threshold_pct / 100;
     double kept = 0.0;
@@ -286,8 +289,9 @@ class fill_aware_binding_scorer {
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareBinding"; }
   [[nodiscard]] double demand() const noexcept { return demand_; }  // the configured workload's d, milli-CPU per GPU
   [[nodiscard]] bool observes_demand() const noexcept { return state_->seen != nullptr; }
-  // The pods counted when the hole table was last taken from the count (counted_holes); 0 while the
-  // configured typical pods' table is in use. Not for a thread that races PreScore.
+  // The pods counted when the hole table was last taken from the count (counted_holes: at each check
+  // that finds the count differs, and each time the block term's costs are taken again meanwhile); 0
+  // while the configured typical pods' table is in use. Not for a thread that races PreScore.
   [[nodiscard]] double holes_counted_at() const noexcept { return state_->holes_counted_at; }
   // The pods PreFilter has counted (observe_demand; empty otherwise).
   [[nodiscard]] demand_count observed() const {
@@ -324,36 +328,30 @@ class fill_aware_binding_scorer {
         if (keep_blocks_ > 0 && !state_->blocks_decided.load(std::memory_order_acquire) &&
             adl::call_cluster_gpu_turnover(c).turned_over()) {
           const std::lock_guard lock(state_->mutex);
-          if (!state_->blocks_decided.load(std::memory_order_relaxed)) {
-            take_block_costs();
-            build_forms();
-          }
+          if (!state_->blocks_decided.load(std::memory_order_relaxed)) renew_forms(false, true);
         }
       }
     } else {
       const std::lock_guard lock(state_->mutex);
       shape = decide(c);
       const demand_count& seen = state_->observed;
+      bool holes = state_->holes_counted_at > 0;
       bool renew = false;
       // The counted hole table: the switch checked from min_pods pods and again each time the count
       // doubles; the table taken from the count while it differs, the configured one otherwise.
       if (counted_holes_ && seen.n >= std::max(2 * state_->holes_checked_at, demand_count::min_pods)) {
         state_->holes_checked_at = seen.n;
         const bool counted = hole_shares_differ(configured_holes_, seen);
-        if (counted || state_->holes_counted_at > 0) {
-          state_->holes_counted_at = counted ? seen.n : 0.0;
-          renew = true;
-        }
+        renew = counted || holes;
+        holes = counted;
       }
+      bool blocks = false;
       if constexpr (TurnoverCounted<C>) {  // the counted p_k: taken again each time the count doubles
-        if (keep_blocks_ > 0 && (state_->blocks_decided.load(std::memory_order_relaxed)
-                                     ? seen.n >= std::max(2 * state_->blocks_counted_at, demand_count::min_pods)
-                                     : adl::call_cluster_gpu_turnover(c).turned_over())) {
-          take_block_costs();
-          renew = true;
-        }
+        blocks = keep_blocks_ > 0 && (state_->blocks_decided.load(std::memory_order_relaxed)
+                                          ? seen.n >= std::max(2 * state_->blocks_counted_at, demand_count::min_pods)
+                                          : adl::call_cluster_gpu_turnover(c).turned_over());
       }
-      if (renew) build_forms();
+      if (renew || blocks) renew_forms(holes, blocks);
     }
     state_->by_shape.store(shape, std::memory_order_relaxed);
     state_->cluster.store(&c, std::memory_order_relaxed);
@@ -406,44 +404,47 @@ class fill_aware_binding_scorer {
     return shape ? shape_ : mean_;
   }
 
-  // Under the mutex: the block term from the pods counted (observe_demand, from demand_count::min_pods
-  // pods), else from the configured typical pods: lost[k] = keep_blocks * p_k * 1000 k for k >= 2.
-  void take_block_costs() const {
-    std::array<double, max_gpus_per_node + 1> share = configured_share_;
-    const demand_count& seen = state_->observed;
-    if (observes_demand() && seen.n >= demand_count::min_pods) {
-      for (std::size_t k = 0; k < share.size(); ++k) share[k] = k >= 2 ? seen.whole_gpus[k] / seen.n : 0.0;
-    }
-    bool any = false;
-    for (std::size_t k = 2; k < share.size(); ++k) {
-      state_->block_lost[k] = keep_blocks_ * share[k] * static_cast<double>(gpu_milli_whole) * static_cast<double>(k);
-      any = any || state_->block_lost[k] > 0;
-    }
-    state_->blocks_on = any;
-    state_->blocks_counted_at = seen.n;
-    state_->blocks_decided.store(true, std::memory_order_release);
-  }
-
   // Under the mutex: the two forms built anew from mean_ and shape_ (their score caches start empty),
-  // with the counted hole table (holes_counted_at > 0) and the block term (blocks_on); none while
-  // neither is on.
-  void build_forms() const {
-    const bool holes = state_->holes_counted_at > 0;
+  // with the hole table from the count if `holes` (taken from the count as it is now) and the block
+  // term, its costs taken again if `take_blocks`; none while neither is on. The forms are built
+  // before any state changes, so a throw (memory) leaves the scorer as it was.
+  void renew_forms(bool holes, bool take_blocks) const {
+    const demand_count& seen = state_->observed;
+    std::array<double, max_gpus_per_node + 1> lost = state_->block_lost;
+    bool blocks_on = state_->blocks_on;
+    if (take_blocks) {  // lost[k] = keep_blocks * p_k * 1000 k, k >= 2: p_k counted (from min_pods) or configured
+      std::array<double, max_gpus_per_node + 1> share = configured_share_;
+      if (observes_demand() && seen.n >= demand_count::min_pods) {
+        for (std::size_t k = 0; k < share.size(); ++k) share[k] = k >= 2 ? seen.whole_gpus[k] / seen.n : 0.0;
+      }
+      blocks_on = false;
+      for (std::size_t k = 2; k < share.size(); ++k) {
+        lost[k] = keep_blocks_ * share[k] * static_cast<double>(gpu_milli_whole) * static_cast<double>(k);
+        blocks_on = blocks_on || lost[k] > 0;
+      }
+    }
     std::unique_ptr<counted_forms> f;
-    if (holes || state_->blocks_on) {
+    if (holes || blocks_on) {
       f = std::make_unique<counted_forms>(counted_forms{mean_, shape_});
       if (holes) {
-        const std::vector<one_gpu_share> q = state_->observed.one_gpu_shares();
+        const std::vector<one_gpu_share> q = seen.one_gpu_shares();
         f->mean.set_hole_shares(q);
         f->shape.set_hole_shares(q);
       }
-      if (state_->blocks_on) {
-        f->mean.set_block_costs(state_->block_lost);
-        f->shape.set_block_costs(state_->block_lost);
+      if (blocks_on) {
+        f->mean.set_block_costs(lost);
+        f->shape.set_block_costs(lost);
       }
+    }
+    state_->holes_counted_at = holes ? seen.n : 0.0;
+    if (take_blocks) {
+      state_->block_lost = lost;
+      state_->blocks_on = blocks_on;
+      state_->blocks_counted_at = seen.n;
     }
     state_->forms_ready.store(f.get(), std::memory_order_release);
     state_->forms = std::move(f);
+    if (take_blocks) state_->blocks_decided.store(true, std::memory_order_release);
   }
 
   static fill_aware_options with_shape(fill_aware_options o, bool shape) {
