@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <bit>
 #include <memory>
 #include <string>
 
@@ -281,4 +282,110 @@ TEST_CASE("keepBlocks in a profile file: a waiting 2-GPU pod finds the block a 1
   // Out of range, named with its file and line (the 18th: head has 17).
   CHECK_THROWS_WITH(parse_profile_file<totalled>(head + "      keepBlocks: -1\n", "cfg.yaml", ctx),
                     "cfg.yaml:18: FillAwareRefill.args.keepBlocks: must be within 0..7, got -1");
+}
+
+TEST_CASE("the whole node's drain: a pod costs lost[G] / (n + 1), n the pods counted by GPU or by CPU") {
+  fill_aware_options o = blocks_options(0.0);
+  o.drain_blocks = true;
+  fill_aware_scorer f(blocks_workload(), o);                    // the block term with the drain
+  fill_aware_scorer g(blocks_workload(), blocks_options(0.0));  // the block term alone
+  std::array<double, 9> lost{};
+  lost[2] = 100, lost[4] = 300, lost[8] = 700;
+  f.set_block_costs(lost);
+  g.set_block_costs(lost);
+
+  totalled c;
+  c.add_node(testing::gpu_node("seven", 64000, 1 << 20, 8));   // 0: one GPU in use, b = 1
+  c.add_node(testing::gpu_node("two", 64000, 1 << 20, 8));     // 1: six in use, b = 6
+  c.add_node(testing::gpu_node("empty", 64000, 1 << 20, 8));   // 2: b = 0
+  c.add_node(testing::gpu_node("four", 64000, 1 << 20, 4));    // 3: a 2-GPU pod, b = 2
+  c.add_node(testing::gpu_node("shared", 64000, 1 << 20, 8));  // 4: 500 milli of one GPU, b = 1
+  c.add_node(testing::gpu_node("cpu", 64000, 1 << 20, 8));     // 5: one GPU in use, 48000 milli-CPU
+  const auto hold = [&](const std::string& name, node_index n, gpu_set gpus) {
+    const pod p = make_pod(name).cpu(1000).gpus(std::popcount(gpus));
+    c.bind(p, make_binding(p, n, gpus));
+  };
+  hold("a", 0, 0b1);
+  for (int g6 = 0; g6 < 6; ++g6) hold("b" + std::to_string(g6), 1, gpu_set{1} << g6);
+  hold("c", 3, 0b11);
+  const pod half = make_pod("half").cpu(1000).gpu_share(500);
+  c.bind(half, make_binding(half, 4, gpu_set{0b1}));
+  hold("e", 5, 0b1);
+  const pod cpu_only = make_pod("cpu-only").cpu(47000);
+  c.bind(cpu_only, make_binding(cpu_only, 5, gpu_set{0}));
+
+  const pod one = make_pod("one").cpu(1000).gpus(1);
+  // Whole GPUs waste nothing here (E(1000) = 0), so the scores are the offset less the costs.
+  // Seven free, one taken: no shape lost (there is no 7- or 6-GPU shape), the drain 700 / 2.
+  CHECK(f.score(c, one, 0) == 1'000'000'000 - 350'000);
+  CHECK(g.score(c, one, 0) == 1'000'000'000);
+  // Two free, one taken: the 2-GPU shape lost (100) and the drain 700 / 7 = 100.
+  CHECK(f.score(c, one, 1) == 1'000'000'000 - 200'000);
+  CHECK(g.score(c, one, 1) == 1'000'000'000 - 100'000);
+  // So with the drain the pod goes where two GPUs are free and leaves the node with seven to drain;
+  // without it, it takes one of the seven.
+  CHECK(f.score(c, one, 1) > f.score(c, one, 0));
+  CHECK(g.score(c, one, 0) > g.score(c, one, 1));
+  // An empty node: the 8-GPU shape lost, which is the drain at b = 0 already; no more.
+  CHECK(f.score(c, one, 2) == 1'000'000'000 - 700'000);
+  CHECK(f.score(c, one, 2) == g.score(c, one, 2));
+  // A 4-GPU node with two in use: the 2-GPU shape lost (two free, one taken: 100), the drain 300 / 3.
+  CHECK(f.score(c, one, 3) == 1'000'000'000 - 200'000);
+  // A partly used GPU is in use: b = 1, as on node 0.
+  CHECK(f.score(c, one, 4) == g.score(c, one, 4) - 350'000);
+  // Node 5 has one GPU in use like node 0, but 48000 of its 64000 milli-CPU are held: 6 GPUs' worth at
+  // 8000 per GPU, so the pods holding it are counted as 6 and the drain is 700 / 7.
+  CHECK(f.score(c, one, 5) == g.score(c, one, 5) - 100'000);
+  // A pod of two GPUs on node 0: seven free, five left, no shape lost; the drain is per pod, 700 / 2.
+  const pod two = make_pod("two").cpu(1000).gpus(2);
+  CHECK(f.score(c, two, 0) == g.score(c, two, 0) - 350'000);
+  // A CPU-only pod delays the node's emptying as any pod does: 700 / 2 on node 0, 700 / 7 on node 5;
+  // on the empty node 700 / 1, though it takes no GPU (the block term alone charges it nothing).
+  const pod cpu = make_pod("cpu").cpu(1000);
+  CHECK(f.score(c, cpu, 0) == g.score(c, cpu, 0) - 350'000);
+  CHECK(f.score(c, cpu, 5) == g.score(c, cpu, 5) - 100'000);
+  CHECK(f.score(c, cpu, 2) == g.score(c, cpu, 2) - 700'000);
+}
+
+TEST_CASE("drainBlocks in a profile file: a 1-GPU pod leaves the nearly empty node to drain") {
+  // FillAwareRefill (keepBlocks 3 by default) over one-GPU pods and 8-GPU pods at 0.5 each:
+  // lost[8] = 3 x 0.5 x 8000 = 12000 milli-GPU. Node y (0) has one GPU in use, node x (1) six. The
+  // cluster has turned over (an 8-GPU pod has come and gone), so a 1-GPU pod costs 12000 / 2 on y and 12000 / 7 on x (no
+  // shape is lost on either): it goes to x. With drainBlocks false both cost nothing and the tie goes
+  // to y.
+  typical_pod one_gpu, eight_gpus;
+  one_gpu.cpu_milli = 1000, one_gpu.gpu_milli = 1000, one_gpu.num_gpu = 1, one_gpu.probability = 0.5;
+  eight_gpus.cpu_milli = 1000, eight_gpus.gpu_milli = 1000, eight_gpus.num_gpu = 8, eight_gpus.probability = 0.5;
+  const std::string head =
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nprofiles:\n- schedulerName: p\n"
+      "  plugins:\n    multiPoint:\n      disabled:\n      - name: '*'\n    filter:\n      enabled:\n"
+      "      - name: GPUCheck\n    score:\n      enabled:\n      - name: FillAwareRefill\n"
+      "  pluginConfig:\n  - name: FillAwareRefill\n    args:\n";
+  const plugin_context ctx{std::make_shared<const typical_workload>(typical_workload({one_gpu, eight_gpus})), 0, false};
+  schedule_options first;
+  first.tie_break = tie_break_rule::first_node;
+  const auto cluster = [] {
+    totalled c;
+    c.add_node(testing::gpu_node("y", 64000, 1 << 20, 8));
+    c.add_node(testing::gpu_node("x", 64000, 1 << 20, 8));
+    const pod gone = make_pod("gone").cpu(1000).gpus(8);  // 8000 given back, at least the 7000 held below
+    c.unbind(c.bind(gone, make_binding(gone, 0, gpu_set{0xff})));
+    for (int g = 0; g < 7; ++g) {
+      const pod p = make_pod("long" + std::to_string(g)).cpu(1000).gpus(1);
+      c.bind(p, make_binding(p, g == 0 ? 0 : 1, gpu_set{1} << (g == 0 ? 0 : g - 1)));
+    }
+    return c;
+  };
+  const auto place = [&](const std::string& args) {
+    totalled c = cluster();
+    scheduler<totalled, dynamic_profile<totalled>> s(
+        parse_profile_file<totalled>(head + "      keepBlocks: 3\n" + args, "cfg.yaml", ctx).profile, first);
+    const auto r = s.place_one(c, make_pod("one").cpu(1000).gpus(1));
+    REQUIRE(r.scheduled);
+    return r.where.node;
+  };
+  CHECK(place("") == 1);                         // drainBlocks is on by default
+  CHECK(place("      drainBlocks: false\n") == 0);
+  CHECK_THROWS_WITH(parse_profile_file<totalled>(head + "      drainBlocks: 2\n", "cfg.yaml", ctx),
+                    doctest::Contains("cfg.yaml:18: FillAwareRefill.args.drainBlocks"));
 }

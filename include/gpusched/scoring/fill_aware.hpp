@@ -84,6 +84,13 @@ struct fill_aware_options {
   // of k whole GPUs among the pods counted (observe_demand) or else among the configured typical
   // pods. Within 0..7 (fill_aware_binding_scorer::max_keep_blocks).
   double keep_blocks = 0.0;
+  // FillAwareBinding / FillAwareRefill only, with the block term on (docs/adr/0017-quality-method.md,
+  // "Amendment 11"; off: only the shapes a placement takes away now are charged). A node of G GPUs is
+  // a G-GPU block again once the pods on it have all left; a pod placed there while n pods hold it
+  // delays that by 1 / (n + 1) of a pod's lifetime, so it also costs lost[G] / (n + 1)
+  // (fill_aware_scorer::drain_loss; a GPU pod on a node with no GPU in use pays the block term's
+  // lost[G] instead).
+  bool drain_blocks = false;
   // FillAwareBinding / FillAwareRefill only, with observe_demand (docs/adr/0017-quality-method.md,
   // "Amendment 10"; off: the configured typical pods' table throughout). While the one-GPU shares of
   // the pods counted differ from the configured typical pods' by more than that table can resolve
@@ -266,7 +273,8 @@ class fill_aware_scorer {
   // scoring/fill_aware_binding.hpp): lost[k], k = 0..max_gpus_per_node, is the cost in milli-GPU of a
   // placement after which node n's wholly free GPUs no longer hold k GPUs where they did before; the
   // placement's saving falls by the sum of lost[k] over the k it takes away, and a sharing pod's
-  // device is chosen with it (add_block_term). All zero: off. Clears the score cache. Throws
+  // device is chosen with it (add_block_term); with fill_aware_options::drain_blocks it also falls
+  // by the drain, lost[G] / (n + 1) on a node of G GPUs (drain_loss). All zero: off. Clears the score cache. Throws
   // invalid_argument_error for a negative or non-finite cost or a sum of costs of score_offset / 2
   // or more (a score must stay positive), changing nothing.
   void set_block_costs(std::span<const double> lost) {
@@ -280,7 +288,8 @@ class fill_aware_scorer {
     if (!(total < score_offset / 2)) throw invalid_argument_error("block costs", "must sum to less than 500000 milli-GPU");
     double sum = 0.0;
     for (std::size_t k = 0; k < block_cost_.size(); ++k) {
-      sum += k < lost.size() ? lost[k] : 0.0;
+      block_lost_[k] = k < lost.size() ? lost[k] : 0.0;
+      sum += block_lost_[k];
       block_cost_[k] = sum;
     }
     memo_ = memo{};
@@ -385,7 +394,7 @@ class fill_aware_scorer {
                                           stranded_by_shape(after_gpu, static_cast<double>(cpu_left - p.cpu_milli)));
       }
     }
-    if (block_cost_.back() > 0.0 && pick.fits) add_block_term(free, gpus, ok, p, pick);
+    if (block_cost_.back() > 0.0 && pick.fits) add_block_term(free, gpus, ok, p, s, pick);
     return pick;
   }
 
@@ -395,7 +404,9 @@ class fill_aware_scorer {
   // candidates as fill_aware_evaluate's (strict >, first index on ties), the hole saving of each less
   // the blocks its taking would split; the rest of the saving (the CPU terms) is the same for every
   // device.
-  void add_block_term(const std::int32_t* free, int gpus, gpu_set ok, const pod& p, fill_aware_pick& pick) const {
+  void add_block_term(const std::int32_t* free, int gpus, gpu_set ok, const pod& p, const node_state& s,
+                      fill_aware_pick& pick) const {
+    if (opts_.drain_blocks) pick.saved -= drain_loss(free, gpus, p, s);
     if (p.num_gpu != 1 || p.gpu_milli >= gpu_milli_whole) {
       pick.saved -= block_loss(free, gpus, pick.gpus);
       return;
@@ -430,6 +441,29 @@ class fill_aware_scorer {
       after += ((taken >> g) & 1U) == 0 ? 1 : 0;
     }
     return block_cost_[static_cast<std::size_t>(before)] - block_cost_[static_cast<std::size_t>(after)];
+  }
+
+  // The whole node's drain (fill_aware_options::drain_blocks): a pod placed on a node of G GPUs
+  // costs lost[G] / (n + 1), n the pods holding the node. Were the remaining lifetimes of those n
+  // pods independent and exponential, the node would empty after H_n mean lifetimes (H_n the n-th
+  // harmonic number: the maximum of n exponentials, by Renyi's representation of their order
+  // statistics), and one more pod adds H_(n+1) - H_n = 1 / (n + 1). A scorer reads devices, not pods,
+  // so n = max(b, G x CPU allocated / CPU capacity), b the GPUs in use: the pods counted by the GPUs
+  // they hold (a shared GPU once) or by the CPU they hold in units of the node's CPU per GPU,
+  // whichever is more (CPU-only pods hold no GPU and must leave too). A GPU pod on a node with no
+  // GPU in use pays nothing here: it takes the G-GPU shape now, which the block term charges
+  // (lost[G], the drain's cost at n = 0). The same for every device of the node, so it moves the
+  // node's score and not the device chosen (ADR 0017, "Amendment 11").
+  [[nodiscard]] double drain_loss(const std::int32_t* free, int gpus, const pod& p, const node_state& s) const noexcept {
+    if (gpus == 0) return 0.0;  // no GPU: no block to drain
+    int busy = 0;
+    for (int g = 0; g < gpus; ++g) busy += free[g] < gpu_milli_whole ? 1 : 0;
+    if (busy == 0 && p.num_gpu > 0) return 0.0;
+    double n = busy;
+    if (s.cpu_capacity > 0) {
+      n = std::max(n, static_cast<double>(gpus) * static_cast<double>(s.cpu_allocated) / static_cast<double>(s.cpu_capacity));
+    }
+    return block_lost_[static_cast<std::size_t>(gpus)] / (n + 1.0);
   }
 
   // Scores cached per (pod shape, node) under the node's stamp: 16 bytes per pair, at most
@@ -512,6 +546,7 @@ class fill_aware_scorer {
 
   std::shared_ptr<const std::vector<double>> table_;
   std::array<double, max_gpus_per_node + 1> block_cost_{};  // keep_blocks: sum over k <= w of lost[k]; back() 0: off
+  std::array<double, max_gpus_per_node + 1> block_lost_{};  // lost[k] itself (drain_blocks)
   std::vector<std::pair<double, double>> ratios_;  // cpu_by_shape: (milli-CPU per GPU, probability) per GPU shape
   double cpu_per_gpu_ = 0.0;
   fill_aware_options opts_;

@@ -71,6 +71,9 @@
 // another thread runs its PreScore (the count's one-thread contract above already rules it out).
 // Memory: about 1.6 KiB for the counts by GPU count, the configured p_k and the costs; once the term
 // is on, the two forms' score caches (up to 16 MiB each, as FillAware's) beside the two unused ones.
+// With drain_blocks (FillAwareRefill's default; ADR 0017, "Amendment 11") the two forms also charge a
+// pod placed on a node of G GPUs lost[G] / (n + 1), n the pods holding the node counted by its GPUs
+// or its CPU in use (fill_aware_scorer::drain_loss), so that nearly empty nodes are left to drain.
 //
 // The counted hole table (fill_aware_options::counted_holes; docs/adr/0017-quality-method.md,
 // "Amendment 10"). With observe_demand the count also holds the pods of one GPU by share. From 30 pods
@@ -554,14 +557,15 @@ class fill_aware_refill_scorer : public fill_aware_binding_scorer {
   fill_aware_refill_scorer(const typical_workload& w, fill_aware_options o) : fill_aware_binding_scorer(w, o) {}
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareRefill"; }
-  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod and keep_blocks =
-  // refill_keep_blocks; observe_demand off
+  // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod, keep_blocks =
+  // refill_keep_blocks, drain_blocks and counted_holes; observe_demand off
   // (a host that hands it every pod once, in order, on one thread may turn it on, as the simulator's
   // policy does: ADR 0017, "Amendment 7").
   [[nodiscard]] static fill_aware_options defaults() noexcept {
     fill_aware_options o;
     o.fill_per_sharing_pod = refill_fill_per_sharing_pod;
     o.keep_blocks = refill_keep_blocks;
+    o.drain_blocks = true;   // acts only with the block term (Amendment 11)
     o.counted_holes = true;  // acts only with observe_demand (Amendment 10)
     return o;
   }
