@@ -274,9 +274,9 @@ class fill_aware_scorer {
   // placement after which node n's wholly free GPUs no longer hold k GPUs where they did before; the
   // placement's saving falls by the sum of lost[k] over the k it takes away, and a sharing pod's
   // device is chosen with it (add_block_term); with fill_aware_options::drain_blocks it also falls
-  // by the drain, lost[G] / (n + 1) on a node of G GPUs (drain_loss). All zero: off. Clears the score cache. Throws
-  // invalid_argument_error for a negative or non-finite cost or a sum of costs of score_offset / 2
-  // or more (a score must stay positive), changing nothing.
+  // by the drain, lost[G] / (n + 1) on a node of G GPUs (drain_loss). All zero: off. Clears the
+  // score cache. Throws invalid_argument_error for a negative or non-finite cost or a sum of costs of
+  // score_offset / 2 or more (a score must stay positive), changing nothing.
   void set_block_costs(std::span<const double> lost) {
     if (lost.size() > block_cost_.size())
       throw invalid_argument_error("block costs", "at most max_gpus_per_node + 1 entries");
@@ -454,14 +454,16 @@ class fill_aware_scorer {
   // GPU in use pays nothing here: it takes the G-GPU shape now, which the block term charges
   // (lost[G], the drain's cost at n = 0). The same for every device of the node, so it moves the
   // node's score and not the device chosen (ADR 0017, "Amendment 11").
-  [[nodiscard]] double drain_loss(const std::int32_t* free, int gpus, const pod& p, const node_state& s) const noexcept {
+  [[nodiscard]] double drain_loss(const std::int32_t* free, int gpus, const pod& p,
+                                  const node_state& s) const noexcept {
     if (gpus == 0) return 0.0;  // no GPU: no block to drain
     int busy = 0;
     for (int g = 0; g < gpus; ++g) busy += free[g] < gpu_milli_whole ? 1 : 0;
     if (busy == 0 && p.num_gpu > 0) return 0.0;
     double n = busy;
     if (s.cpu_capacity > 0) {
-      n = std::max(n, static_cast<double>(gpus) * static_cast<double>(s.cpu_allocated) / static_cast<double>(s.cpu_capacity));
+      const double held = static_cast<double>(gpus) * static_cast<double>(s.cpu_allocated);  // G x CPU held
+      n = std::max(n, held / static_cast<double>(s.cpu_capacity));
     }
     return block_lost_[static_cast<std::size_t>(gpus)] / (n + 1.0);
   }
