@@ -350,9 +350,9 @@ TEST_CASE("the whole node's drain: a pod costs lost[G] / (n + 1), n the pods cou
 TEST_CASE("drainBlocks in a profile file: a 1-GPU pod leaves the nearly empty node to drain") {
   // FillAwareRefill (keepBlocks 3 by default) over one-GPU pods and 8-GPU pods at 0.5 each:
   // lost[8] = 3 x 0.5 x 8000 = 12000 milli-GPU. Node y (0) has one GPU in use, node x (1) six. The
-  // cluster has turned over (an 8-GPU pod has come and gone), so a 1-GPU pod costs 12000 / 2 on y and 12000 / 7 on x (no
-  // shape is lost on either): it goes to x. With drainBlocks false both cost nothing and the tie goes
-  // to y.
+  // cluster has turned over (an 8-GPU pod has come and gone), so a 1-GPU pod costs 12000 / 2 on y
+  // and 12000 / 7 on x (no shape is lost on either): it goes to x. With drainBlocks false both cost
+  // nothing and the tie goes to y.
   typical_pod one_gpu, eight_gpus;
   one_gpu.cpu_milli = 1000, one_gpu.gpu_milli = 1000, one_gpu.num_gpu = 1, one_gpu.probability = 0.5;
   eight_gpus.cpu_milli = 1000, eight_gpus.gpu_milli = 1000, eight_gpus.num_gpu = 8, eight_gpus.probability = 0.5;

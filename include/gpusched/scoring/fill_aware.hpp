@@ -303,7 +303,9 @@ class fill_aware_scorer {
   void set_hole_shares(std::span<const one_gpu_share> q) {
     double share = 0.0;
     for (const auto& [m, pr] : q) {
-      if (m < 1 || m > gpu_milli_whole) throw invalid_argument_error("hole shares", "a share must be within 1..1000 milli");
+      if (m < 1 || m > gpu_milli_whole) {
+        throw invalid_argument_error("hole shares", "a share must be within 1..1000 milli");
+      }
       if (!(pr >= 0.0 && pr <= 1.0)) throw invalid_argument_error("hole shares", "a probability must be within 0..1");
       if (m < gpu_milli_whole) share += pr;
     }

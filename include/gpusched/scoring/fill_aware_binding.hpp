@@ -80,8 +80,8 @@
 // and at the PreScore after each doubling of the count, hole_shares_differ compares it with the
 // configured typical pods; while they differ, the two forms carry a hole table built from the count
 // (demand_count::one_gpu_shares, the authors' 95 % rule) as it is at each rebuild of the forms (each
-// check, and each time the block term's costs are taken again), and otherwise the configured table. Memory: 8 KiB more for the count by
-// share, and the configured shares.
+// check, and each time the block term's costs are taken again), and otherwise the configured table.
+// Memory: 8 KiB more for the count by share, and the configured shares.
 #pragma once
 
 #include <algorithm>
