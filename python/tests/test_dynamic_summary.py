@@ -137,6 +137,21 @@ def test_overall_table_means_over_seeds(tmp_path: Path, capsys) -> None:
     assert table[0][:3] == ["policy", "tw alloc %", "alloc % at end"]
     assert table[1][:3] == ["FGD", "95.00", "95.00"]       # (96 + 94) / 2
     assert table[2][:3] == ["gpusched", "97.25", "97.25"]  # (97 + 97.5) / 2
+    assert "tw lost %" not in table[0]  # the fixture's runs do not carry it (builds before session 23)
+
+
+def test_overall_table_lost_allocation_when_every_run_has_it(tmp_path: Path, capsys) -> None:
+    d = fixture()
+    for r, lost in zip(d["runs"], [0.5, 0.3, 1.0, 2.0]):  # FGD 42, 43; gpusched 42, 43
+        r["time_weighted_preempted_allocation_pct"] = lost
+    assert ds.main([str(write(tmp_path, d))]) == 0
+    table = rows(capsys.readouterr().out)
+    assert table[0][-1] == "tw lost %"
+    assert table[1][-1] == "0.40"  # (0.5 + 0.3) / 2
+    assert table[2][-1] == "1.50"
+    del d["runs"][3]["time_weighted_preempted_allocation_pct"]  # one run without it: no column
+    assert ds.main([str(write(tmp_path, d))]) == 0
+    assert "tw lost %" not in rows(capsys.readouterr().out)[0]
 
 
 def changed(**kw: Any) -> dict[str, Any]:

@@ -77,6 +77,8 @@ def test_dynamic_replay_with_preemption_by_hand(tmp_path: Path) -> None:
     assert (on["preemptions"], on["preempted_pods"], on["withdrawn_pods"], on["placed_pods"]) == (1, 1, 0, 3)
     assert on["delay_max_s"] == 30.0 and on["preempted_by_shape"] == {"cpu=1000m gpu=1x1000": 1}
     assert on["window_pending_pods"][-1] == 1  # just after hi's arrival at 10, lo waits
+    # The window is [0, 10], which lo's first run, ended by the preemption, fills: all of it lost.
+    assert (off["time_weighted_preempted_allocation_pct"], on["time_weighted_preempted_allocation_pct"]) == (0, 100)
     # The trace as read: every pod priority 0, and an equal priority is never preempted.
     same = gs.sim.run_dynamic(t, "FGD", seed=1, preemption=True)
     assert (same["preemptions"], same["withdrawn_pods"]) == (0, 1)

@@ -42,7 +42,10 @@ COLUMNS: list[tuple[str, str, int | None, int]] = [
     ("delay max s", "delay_max_s", None, 1),
     ("preemptions", "preemptions", None, 1),
     ("victims", "preempted_pods", None, 1),
+    ("tw lost %", "time_weighted_preempted_allocation_pct", None, 2),
 ]
+# Columns shown only when every run has the key: gpusched-sim builds before session 23 did not write it.
+OPTIONAL_COLUMNS = {"time_weighted_preempted_allocation_pct"}
 
 # The 6-hour series --by-week reads: what, key, decimals.
 SERIES = [("alloc %", "allocation_pct", 2), ("frag %", "frag_amount_pct", 2), ("pending", "pending_pods", 1)]
@@ -303,11 +306,12 @@ def overall(d: dict[str, Any]) -> list[str]:
     def value(r: Run, key: str, last: int | None) -> float:
         return number(r, key) if last is None else numbers(r, key)[last]
 
-    out = header(["policy", *(c[0] for c in COLUMNS)])
+    everyone = [r for by_seed in runs.values() for r in by_seed.values()]
+    columns = [c for c in COLUMNS if c[1] not in OPTIONAL_COLUMNS or all(c[1] in r for r in everyone)]
+    out = header(["policy", *(c[0] for c in columns)])
     for p, by_seed in runs.items():
         rs = list(by_seed.values())
-        out.append(row([p, *(f"{mean([value(r, key, last) for r in rs]):.{k}f}" for _, key, last, k in COLUMNS)]))
-    everyone = [r for by_seed in runs.values() for r in by_seed.values()]
+        out.append(row([p, *(f"{mean([value(r, key, last) for r in rs]):.{k}f}" for _, key, last, k in columns)]))
     keys = ["window_time_s", "window_allocation_pct", "window_frag_amount_pct", "window_pending_pods"]
     n = min(len(numbers(r, key)) for r in everyone for key in keys)
     out.append(f"\nwindow points (s): {numbers(everyone[0], 'window_time_s')[:n]}")

@@ -117,12 +117,15 @@ def main() -> None:
         # runs from 0 for 100 s; hi (LS) arrives at 10 and fits nowhere. Without --preemption hi waits and
         # is withdrawn at its deletion time 30. With it, hi preempts lo (1 preemption, 1 victim) and runs
         # 10-30; lo waits again and is placed at 30, 30 s after its arrival: 3 placements, delays 0, 0, 30.
+        # The window is [0, 10] (the two arrivals), which lo's first run fills: all of it is lost work.
         preempt = ["--mode", "dynamic", "--nodes", str(data / "nodes_one_gpu.csv"), "--pods",
                    str(data / "pods_preempt.csv"), "--policy", "FGD", "--seeds", "1", "--output-json", str(out)]
-        cases = [([], {"preemptions": 0, "preempted_pods": 0, "placed_pods": 1, "withdrawn_pods": 1}),
+        cases = [([], {"preemptions": 0, "preempted_pods": 0, "placed_pods": 1, "withdrawn_pods": 1,
+                       "time_weighted_preempted_allocation_pct": 0.0}),
                  (["--preemption", "--priority-by-qos"],
                   {"preemptions": 1, "preempted_pods": 1, "placed_pods": 3, "waited_pods": 1, "withdrawn_pods": 0,
-                   "delay_max_s": 30.0, "delay_mean_s": 10.0})]
+                   "delay_max_s": 30.0, "delay_mean_s": 10.0, "time_weighted_allocation_pct": 100.0,
+                   "time_weighted_preempted_allocation_pct": 100.0})]
         for flags, want in cases:
             p = subprocess.run([exe, *preempt, *flags], capture_output=True, text=True, timeout=120)
             if p.returncode != 0:

@@ -115,6 +115,10 @@ struct dynamic_result {
   double time_weighted_allocation_pct = 0.0;
   double time_weighted_pending = 0.0;
   double time_weighted_frag_amount_pct = 0.0;  // FGD's fragmentation (GPU share, typical pods) over the window
+  // The part of time_weighted_allocation_pct held by runs that preemption later ended: a victim starts
+  // over (no checkpoint), so the GPU it held until then was allocated but its work is lost. Counts the
+  // victims' own runs (a gang's other members are not counted; the openb replays have no gangs).
+  double time_weighted_preempted_allocation_pct = 0.0;
   double mean_delay = 0.0, p50_delay = 0.0, p95_delay = 0.0, p99_delay = 0.0, max_delay = 0.0;  // seconds
   std::vector<dynamic_sample> samples;
   std::vector<dynamic_sample> window;  // dynamic_options::window_samples points of the arrival window
@@ -152,7 +156,9 @@ struct dynamic_observer {
   frag_tracker* frag;
   dynamic_result* res;
   std::vector<double> delays{};
+  std::vector<double> started{};  // per job: when its current run started (placed)
   double alloc_integral = 0.0, pending_integral = 0.0, frag_integral = 0.0;
+  double preempted_integral = 0.0;  // milli-GPU seconds, within the window, of runs preemption ended
   double last = 0.0;
   std::size_t window_points = 0;  // dynamic_options::window_samples
 
@@ -202,10 +208,15 @@ struct dynamic_observer {
     ++res->placed;
     if (waited) ++res->placed_after_wait;
     delays.push_back(now - w->job(j).arrive);
+    started[j] = now;
   }
+  // The driver calls advance(from, now) before any event of `now`, so `last` is the time of release.
   void released(std::uint32_t j, const binding& b, bool preempted) {
     frag->update(*c, b.node);
     if (preempted) {
+      const auto end = static_cast<double>(res->end);  // the run's part within the window, as alloc_integral
+      preempted_integral += static_cast<double>(w->spec(j).gpu_milli_total()) *
+                            (std::min(last, end) - std::min(started[j], end));
       ++res->preempted;
       ++res->preempted_by_shape[shape_key(w->spec(j))];
     }
@@ -304,6 +315,7 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   }
   detail::dynamic_observer obs{&c, &w, &frag, &res};
   obs.delays.reserve(n);
+  obs.started.assign(n, 0.0);
   obs.last = static_cast<double>(res.start);
   obs.window_points = o.window_samples;
   res.window.reserve(o.window_samples);
@@ -315,7 +327,7 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   detail::drive_replay(c, w, pending, s, obs, d, o.preemption, o.seed);
   std::vector<double>& delays = obs.delays;
   const double alloc_integral = obs.alloc_integral, pending_integral = obs.pending_integral;
-  const double frag_integral = obs.frag_integral;
+  const double frag_integral = obs.frag_integral, preempted_integral = obs.preempted_integral;
   const std::int64_t last = static_cast<std::int64_t>(obs.last);
   res.last_event = last;
   const double span = static_cast<double>(res.end - res.start);
@@ -323,6 +335,8 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
     res.time_weighted_allocation_pct = alloc_integral / span / static_cast<double>(res.gpu_capacity) * 100.0;
     res.time_weighted_pending = pending_integral / span;
     res.time_weighted_frag_amount_pct = frag_integral / span / static_cast<double>(res.gpu_capacity) * 100.0;
+    res.time_weighted_preempted_allocation_pct =
+        preempted_integral / span / static_cast<double>(res.gpu_capacity) * 100.0;
   }
   if (!delays.empty()) {
     std::sort(delays.begin(), delays.end());

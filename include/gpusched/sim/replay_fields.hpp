@@ -28,7 +28,7 @@ inline paper_run view(const paper_result& r, int max_pct) {
 // dict (zero with preemption off), in the table only when the replay preempts, so that the table of
 // the protocol without preemption keeps its columns.
 [[nodiscard]] constexpr bool preemption_field(std::string_view key) noexcept {
-  return key == "preemptions" || key == "preempted_pods";
+  return key == "preemptions" || key == "preempted_pods" || key == "time_weighted_preempted_allocation_pct";
 }
 
 // Paper mode's scalars per run. Fields with a width are the table's trailing columns, in order
@@ -58,7 +58,7 @@ inline constexpr std::array<result_field<paper_run>, 11> paper_fields{{
 
 // Dynamic mode's scalars per run. Fields with a width are the table's columns after "runs", in order
 // (preemption_field ones only with preemption on).
-inline constexpr std::array<result_field<dynamic_result>, 16> dynamic_fields{{
+inline constexpr std::array<result_field<dynamic_result>, 17> dynamic_fields{{
     {"time_weighted_allocation_pct", "tw alloc %", value_kind::real, 3,
      [](const dynamic_result& r) { return r.time_weighted_allocation_pct; }, false, 12},
     {"time_weighted_pending_pods", "tw pending", value_kind::real, 3,
@@ -81,8 +81,11 @@ inline constexpr std::array<result_field<dynamic_result>, 16> dynamic_fields{{
     {"preemptions", "preemptions", value_kind::integer, 0,
      [](const dynamic_result& r) { return static_cast<double>(r.preemptions); }, false, 11},
     {"preempted_pods", "preempted", value_kind::integer, 0,
-     [](const dynamic_result& r) { return static_cast<double>(r.preempted); }, true, 9},    {"time_weighted_frag_amount_pct", "tw frag %", value_kind::real, 3,
+     [](const dynamic_result& r) { return static_cast<double>(r.preempted); }, true, 9},
+    {"time_weighted_frag_amount_pct", "tw frag %", value_kind::real, 3,
      [](const dynamic_result& r) { return r.time_weighted_frag_amount_pct; }, true},
+    {"time_weighted_preempted_allocation_pct", "tw lost %", value_kind::real, 3,
+     [](const dynamic_result& r) { return r.time_weighted_preempted_allocation_pct; }, true, 10},
 }};
 
 }  // namespace gpusched::sim
