@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -259,6 +260,13 @@ json paper_json(const sim::paper_result& r, int max_pct) {
   return j;
 }
 
+// Counts by priority as a JSON object keyed by the priority's decimal string (JSON keys are strings).
+json by_priority(const std::map<std::int32_t, std::size_t>& m) {
+  json o = json::object();
+  for (const auto& [priority, count] : m) o[std::to_string(priority)] = count;
+  return o;
+}
+
 json dynamic_json(const sim::dynamic_result& r) {
   json j = run_json(r.policy, r.seed, sim::dynamic_fields, r);
   const double cap = static_cast<double>(r.gpu_capacity);
@@ -294,6 +302,8 @@ json dynamic_json(const sim::dynamic_result& r) {
   j["window_days"] = r.days();
   j["withdrawn_by_shape"] = r.withdrawn_by_shape;
   j["preempted_by_shape"] = r.preempted_by_shape;
+  j["pods_by_priority"] = by_priority(r.pods_by_priority);
+  j["withdrawn_by_priority"] = by_priority(r.withdrawn_by_priority);
   return j;
 }
 

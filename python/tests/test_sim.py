@@ -73,6 +73,7 @@ def test_dynamic_replay_with_preemption_by_hand(tmp_path: Path) -> None:
     tp = t.with_priorities_by_qos()
     off = gs.sim.run_dynamic(tp, "FGD", seed=1)
     assert (off["preemptions"], off["preempted_pods"], off["withdrawn_pods"], off["placed_pods"]) == (0, 0, 1, 1)
+    assert off["pods_by_priority"] == {5000: 1, 9000: 1} and off["withdrawn_by_priority"] == {5000: 0, 9000: 1}
     on = gs.sim.run_dynamic(tp, "FGD", seed=1, preemption=True)
     assert (on["preemptions"], on["preempted_pods"], on["withdrawn_pods"], on["placed_pods"]) == (1, 1, 0, 3)
     assert on["delay_max_s"] == 30.0 and on["preempted_by_shape"] == {"cpu=1000m gpu=1x1000": 1}

@@ -4,6 +4,7 @@
 // timelines can be worked out by hand.
 #include <doctest/doctest.h>
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -79,6 +80,10 @@ TEST_CASE("dynamic replay with preemption: one preemption, the victim waits and 
   CHECK(field(dynamic_fields, "preempted_pods", off) == 0.0);
   CHECK(off.placed == 1);
   CHECK(off.withdrawn == 1);
+  // By priority: one pod of each (BE 5000, LS 9000); the LS pod is the one withdrawn.
+  const std::map<std::int32_t, std::size_t> one_each{{5000, 1}, {9000, 1}}, ls_withdrawn{{5000, 0}, {9000, 1}};
+  CHECK(off.pods_by_priority == one_each);
+  CHECK(off.withdrawn_by_priority == ls_withdrawn);
   o.preemption = true;
   o.sample_period = 20;
   const dynamic_result on = run_dynamic(t, testing::fit_only_profile(), o);
@@ -90,6 +95,7 @@ TEST_CASE("dynamic replay with preemption: one preemption, the victim waits and 
   CHECK(on.placed == 3);
   CHECK(on.placed_after_wait == 1);
   CHECK(on.withdrawn == 0);
+  CHECK(on.withdrawn_by_priority == std::map<std::int32_t, std::size_t>{{5000, 0}, {9000, 0}});
   CHECK(on.max_delay == 30.0);
   CHECK(on.mean_delay == 10.0);  // (0 + 0 + 30) / 3
   CHECK(on.last_event == 130);

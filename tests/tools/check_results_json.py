@@ -142,6 +142,12 @@ def main() -> None:
                     fail(f"dynamic {flags} {k}: want [{v}], got {m[k]['values']}")
             if doc["queue"] != "fifo":
                 fail(f"{flags}: want queue 'fifo', got {doc['queue']!r}")
+            # By priority (JSON keys are strings): without --priority-by-qos both pods have priority 0 and
+            # hi is withdrawn; with it, lo is BE (5000) and hi LS (9000), and nothing is withdrawn.
+            by_prio = (doc["runs"][0]["pods_by_priority"], doc["runs"][0]["withdrawn_by_priority"])
+            want_prio = ({"5000": 1, "9000": 1}, {"5000": 0, "9000": 0}) if flags else ({"0": 2}, {"0": 1})
+            if by_prio != want_prio:
+                fail(f"{flags}: pods and withdrawn by priority {by_prio}, want {want_prio}")
             # The table shows the preemption counts only when the replay preempts.
             if ("preemptions" in p.stdout) != bool(flags):
                 fail(f"{flags}: preemption columns {'missing from' if flags else 'in'} the table:\n{p.stdout}")

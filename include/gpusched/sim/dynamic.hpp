@@ -123,6 +123,9 @@ struct dynamic_result {
   std::vector<dynamic_sample> samples;
   std::vector<dynamic_sample> window;  // dynamic_options::window_samples points of the arrival window
   std::map<std::string, std::size_t> withdrawn_by_shape;
+  // Pods and withdrawn pods by priority (pod::priority; with --priority-by-qos the QoS class's): who
+  // waits out their deadline when a policy's choices make some pods wait longer.
+  std::map<std::int32_t, std::size_t> pods_by_priority, withdrawn_by_priority;
   std::size_t preemptions = 0;  // pods placed by preempting others (dynamic_options::preemption)
   std::size_t preempted = 0;    // runs ended by preemption: the victims
   std::map<std::string, std::size_t> preempted_by_shape;
@@ -224,6 +227,7 @@ struct dynamic_observer {
   void withdrawn(std::uint32_t j) {
     ++res->withdrawn;
     ++res->withdrawn_by_shape[shape_key(w->spec(j))];
+    ++res->withdrawn_by_priority[w->spec(j).priority];
   }
   template <class D>
   void step(const D& d, double) noexcept {
@@ -305,6 +309,8 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   res.seed = o.seed;
   res.gpu_capacity = totals(c).gpu_milli_capacity();
   res.pods = n;
+  for (const pod& p : t.requests) ++res.pods_by_priority[p.priority];
+  for (const auto& pc : res.pods_by_priority) res.withdrawn_by_priority[pc.first] = 0;  // every priority, no insert later
   res.start = arrive[arrivals.front()];
   res.end = arrive[arrivals.back()];
   detail::dynamic_workload w{&t, &arrive, &deadline, {}};

@@ -133,6 +133,8 @@ py::dict dynamic_dict(sim::dynamic_result&& r) {
   d["last_event_s"] = r.last_event;
   d["window_days"] = r.days();
   d["withdrawn_by_shape"] = shapes_dict(r.withdrawn_by_shape);
+  d["pods_by_priority"] = r.pods_by_priority;  // {priority: count}
+  d["withdrawn_by_priority"] = r.withdrawn_by_priority;
   return d;
 }
 
