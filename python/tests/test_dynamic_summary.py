@@ -154,6 +154,24 @@ def test_overall_table_lost_allocation_when_every_run_has_it(tmp_path: Path, cap
     assert "tw lost %" not in rows(capsys.readouterr().out)[0]
 
 
+def test_withdrawn_share_by_priority(tmp_path: Path, capsys) -> None:
+    d = fixture()
+    # Per run (FGD 42, 43; gpusched 42, 43): pods and withdrawn pods of priorities 5000 and 9000.
+    for r, (be, ls) in zip(d["runs"], [(10, 0), (30, 10), (20, 5), (40, 5)]):
+        r["pods_by_priority"] = {"5000": 100, "9000": 50}
+        r["withdrawn_by_priority"] = {"5000": be, "9000": ls}
+    assert ds.main([str(write(tmp_path, d))]) == 0
+    out = capsys.readouterr().out
+    assert "withdrawn pods, % of the pods of each priority" in out
+    table = rows(out)
+    i = table.index(["policy", "priority 5000", "priority 9000"])
+    assert table[i + 1] == ["FGD", "20.00", "10.00"]       # (10 + 30) / 2 of 100; (0 + 10) / 2 of 50
+    assert table[i + 2] == ["gpusched", "30.00", "10.00"]  # (20 + 40) / 2; (5 + 5) / 2 of 50
+    d["runs"][0]["withdrawn_by_priority"] = {"5000": "x"}
+    assert ds.main([str(write(tmp_path, d))]) == 2
+    assert "'withdrawn_by_priority' is not an object of counts" in capsys.readouterr().err
+
+
 def changed(**kw: Any) -> dict[str, Any]:
     d = fixture()
     for r in d["runs"]:

@@ -326,6 +326,32 @@ def overall(d: dict[str, Any]) -> list[str]:
         rs = list(by_seed.values())
         m = min(4, *(len(numbers(r, "pending_pods")) for r in rs))
         out.append(f"{p:14s} " + " ".join(f"{mean([r['pending_pods'][i] for r in rs]):.1f}" for i in range(m)))
+    out += by_priority(runs, everyone)
+    return out
+
+
+def counts(r: Run, key: str) -> dict[str, float]:
+    v = r[key]
+    if not isinstance(v, dict) or not all(is_number(x) for x in v.values()):
+        raise SummaryError(f"{where(r)}: '{key}' is not an object of counts")
+    return v
+
+
+def by_priority(runs: dict[str, dict[int, Run]], everyone: list[Run]) -> list[str]:
+    """Withdrawn pods as % of the pods of each priority, mean over seeds, when every run has the counts
+    (gpusched-sim builds before session 23 did not write them)."""
+    if not all("pods_by_priority" in r and "withdrawn_by_priority" in r for r in everyone):
+        return []
+    prios = sorted({k for r in everyone for k in counts(r, "pods_by_priority")}, key=int)
+    out = ["", "withdrawn pods, % of the pods of each priority (mean over seeds):", ""]
+    out += header(["policy", *(f"priority {k}" for k in prios)])
+    for p, by_seed in runs.items():
+        cells = []
+        for k in prios:
+            shares = [100.0 * counts(r, "withdrawn_by_priority").get(k, 0) / counts(r, "pods_by_priority")[k]
+                      for r in by_seed.values() if counts(r, "pods_by_priority").get(k, 0) > 0]
+            cells.append(f"{mean(shares):.2f}" if shares else "—")
+        out.append(row([p, *cells]))
     return out
 
 
