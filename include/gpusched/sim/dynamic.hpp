@@ -310,7 +310,8 @@ requires SchedulingProfile<Profile, replay_cluster> dynamic_result run_dynamic(c
   res.gpu_capacity = totals(c).gpu_milli_capacity();
   res.pods = n;
   for (const pod& p : t.requests) ++res.pods_by_priority[p.priority];
-  for (const auto& pc : res.pods_by_priority) res.withdrawn_by_priority[pc.first] = 0;  // every priority, no insert later
+  // Every priority present from the start: the replay's withdrawals then never insert into the map.
+  for (const auto& pc : res.pods_by_priority) res.withdrawn_by_priority[pc.first] = 0;
   res.start = arrive[arrivals.front()];
   res.end = arrive[arrivals.back()];
   detail::dynamic_workload w{&t, &arrive, &deadline, {}};
