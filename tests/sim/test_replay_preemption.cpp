@@ -133,6 +133,25 @@ TEST_CASE("dynamic replay with preemption: the allocation held by runs that pree
   CHECK(off.time_weighted_preempted_allocation_pct == 0.0);
 }
 
+TEST_CASE("dynamic replay with preemption: a run ended after the window counts up to the window's end") {
+  // Two GPUs. lo (BE) runs from 0 and x (LS) from 1 until 30, a GPU each; hi (LS, both GPUs) arrives
+  // at 2 and cannot preempt x, so it waits; late (BE) arrives at 20, the window's end, and waits. At
+  // 30 x leaves, and hi, retried, preempts lo. lo's run [0, 30) holds a GPU for the whole window
+  // [0, 20]: 20 x 1000 of 20 x 2000 milli-GPU seconds, 50 % lost. Allocated: 1000 over [0, 1) and
+  // 2000 over [1, 20), 39,000 of 40,000, 97.5 %.
+  openb_pod hi = timed("hi", "LS", 2, 1000);
+  hi.spec.num_gpu = 2;
+  trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 2)},
+                        {timed("lo", "BE", 0, 100), timed("x", "LS", 1, 30), hi, timed("late", "BE", 20, 25)});
+  set_priorities_by_qos(t);
+  dynamic_options o;
+  o.preemption = true;
+  const dynamic_result r = run_dynamic(t, testing::fit_only_profile(), o);
+  REQUIRE(r.preempted == 1);
+  CHECK(r.time_weighted_allocation_pct == doctest::Approx(97.5));
+  CHECK(r.time_weighted_preempted_allocation_pct == doctest::Approx(50.0));
+}
+
 TEST_CASE("dynamic replay with preemption: equal priorities (the openb traces as read) never preempt") {
   const trace t = one_gpu_trace();  // every pod priority 0
   dynamic_options o;
