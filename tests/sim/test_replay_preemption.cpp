@@ -43,6 +43,15 @@ double field(const Fields& fields, std::string_view key, const R& r) {
   return -1.0;
 }
 
+// A dynamic replay of t with priorities from its QoS column (set_priorities_by_qos), the fit-only
+// profile and preemption on or off.
+dynamic_result replay_by_qos(trace t, bool preemption) {
+  set_priorities_by_qos(t);
+  dynamic_options o;
+  o.preemption = preemption;
+  return run_dynamic(t, testing::fit_only_profile(), o);
+}
+
 // lo (BE) runs from 0 for 100 s; hi (LS) arrives at 10 for 20 s and gives up at 30.
 trace one_gpu_trace() {
   return trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)}, {timed("lo", "BE", 0, 100), timed("hi", "LS", 10, 30)});
@@ -117,18 +126,14 @@ TEST_CASE("dynamic replay with preemption: the allocation held by runs that pree
   // 500 milli for 10 s and 1000 for 10 s of 20 s x 1000, 75 %; lost 500 x 10 of it, 25 %.
   openb_pod lo = timed("lo", "BE", 0, 100);
   lo.spec.gpu_milli = 500;
-  trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)},
-                        {lo, timed("hi", "LS", 10, 30), timed("late", "BE", 20, 25)});
-  set_priorities_by_qos(t);
-  dynamic_options o;
-  o.preemption = true;
-  const dynamic_result r = run_dynamic(t, testing::fit_only_profile(), o);
+  const trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 1)},
+                              {lo, timed("hi", "LS", 10, 30), timed("late", "BE", 20, 25)});
+  const dynamic_result r = replay_by_qos(t, true);
   REQUIRE(r.preempted == 1);
   CHECK(r.time_weighted_allocation_pct == doctest::Approx(75.0));
   CHECK(field(dynamic_fields, "time_weighted_preempted_allocation_pct", r) == doctest::Approx(25.0));
   // Without preemption hi waits, nothing is lost: lo's half GPU over the whole window, 50 %.
-  o.preemption = false;
-  const dynamic_result off = run_dynamic(t, testing::fit_only_profile(), o);
+  const dynamic_result off = replay_by_qos(t, false);
   CHECK(off.time_weighted_allocation_pct == doctest::Approx(50.0));
   CHECK(off.time_weighted_preempted_allocation_pct == 0.0);
 }
@@ -141,12 +146,10 @@ TEST_CASE("dynamic replay with preemption: a run ended after the window counts u
   // 2000 over [1, 20), 39,000 of 40,000, 97.5 %.
   openb_pod hi = timed("hi", "LS", 2, 1000);
   hi.spec.num_gpu = 2;
-  trace t = trace::from({testing::gpu_node("n", 8000, 1 << 20, 2)},
-                        {timed("lo", "BE", 0, 100), timed("x", "LS", 1, 30), hi, timed("late", "BE", 20, 25)});
-  set_priorities_by_qos(t);
-  dynamic_options o;
-  o.preemption = true;
-  const dynamic_result r = run_dynamic(t, testing::fit_only_profile(), o);
+  const dynamic_result r = replay_by_qos(
+      trace::from({testing::gpu_node("n", 8000, 1 << 20, 2)},
+                  {timed("lo", "BE", 0, 100), timed("x", "LS", 1, 30), hi, timed("late", "BE", 20, 25)}),
+      true);
   REQUIRE(r.preempted == 1);
   CHECK(r.time_weighted_allocation_pct == doctest::Approx(97.5));
   CHECK(r.time_weighted_preempted_allocation_pct == doctest::Approx(50.0));
