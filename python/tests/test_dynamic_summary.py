@@ -142,6 +142,7 @@ def test_overall_table_means_over_seeds(tmp_path: Path, capsys) -> None:
 
 def test_overall_table_lost_allocation_when_every_run_has_it(tmp_path: Path, capsys) -> None:
     d = fixture()
+    d["preemption"] = True
     for r, lost in zip(d["runs"], [0.5, 0.3, 1.0, 2.0]):  # FGD 42, 43; gpusched 42, 43
         r["time_weighted_preempted_allocation_pct"] = lost
     assert ds.main([str(write(tmp_path, d))]) == 0
@@ -149,6 +150,10 @@ def test_overall_table_lost_allocation_when_every_run_has_it(tmp_path: Path, cap
     assert table[0][-1] == "tw lost %"
     assert table[1][-1] == "0.40"  # (0.5 + 0.3) / 2
     assert table[2][-1] == "1.50"
+    d["preemption"] = False  # replayed without preemption: no column, as in gpusched-sim's table
+    assert ds.main([str(write(tmp_path, d))]) == 0
+    assert "tw lost %" not in rows(capsys.readouterr().out)[0]
+    d["preemption"] = True
     del d["runs"][3]["time_weighted_preempted_allocation_pct"]  # one run without it: no column
     assert ds.main([str(write(tmp_path, d))]) == 0
     assert "tw lost %" not in rows(capsys.readouterr().out)[0]
@@ -167,9 +172,13 @@ def test_withdrawn_share_by_priority(tmp_path: Path, capsys) -> None:
     i = table.index(["policy", "priority 5000", "priority 9000"])
     assert table[i + 1] == ["FGD", "20.00", "10.00"]       # (10 + 30) / 2 of 100; (0 + 10) / 2 of 50
     assert table[i + 2] == ["gpusched", "30.00", "10.00"]  # (20 + 40) / 2; (5 + 5) / 2 of 50
-    d["runs"][0]["withdrawn_by_priority"] = {"5000": "x"}
-    assert ds.main([str(write(tmp_path, d))]) == 2
-    assert "'withdrawn_by_priority' is not an object of counts" in capsys.readouterr().err
+    for bad, message in [({"5000": "x"}, "'withdrawn_by_priority' is not an object of counts"),
+                         ({"high": 1}, "'withdrawn_by_priority' has the key 'high', not a priority"),
+                         ({"5000": 101}, "101 pods of priority 5000 withdrawn, of 100"),
+                         ({"7000": 1}, "1 pods of priority 7000 withdrawn, of 0")]:
+        d["runs"][0]["withdrawn_by_priority"] = bad
+        assert ds.main([str(write(tmp_path, d))]) == 2
+        assert message in capsys.readouterr().err
 
 
 def changed(**kw: Any) -> dict[str, Any]:

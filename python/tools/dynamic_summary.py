@@ -5,8 +5,12 @@ Without options: one row per policy with means over seeds, then the arrival wind
 week of the arrival window (means of the 6-hour samples in the week, then over seeds), and each other
 policy's allocation minus the reference policy's, seed by seed (mean and range). With --weeks FIRST-LAST
 as well: the same over that span of weeks, per seed, and where each policy's unallocated GPU is (in wholly
-free or in partly used GPUs) and what its waiting pods ask for (one GPU or several). Several files (replays of
-the same node and pod files with the same options, e.g. other policies) are summarised together.
+free or in partly used GPUs) and what its waiting pods ask for (one GPU or several). For replays with
+--preemption the overall table also has the allocation held by runs that preemption ended ("tw lost %"),
+and a last table gives the withdrawn pods as a share of each priority's pods (both when the runs carry
+those fields; builds before session 23 did not write them).
+Several files (replays of the same node and pod files with the same options, e.g. other policies) are
+summarised together.
 
     python3 python/tools/dynamic_summary.py out.json
     python3 python/tools/dynamic_summary.py --by-week --weeks 5-12 out.json more-policies.json
@@ -44,7 +48,8 @@ COLUMNS: list[tuple[str, str, int | None, int]] = [
     ("victims", "preempted_pods", None, 1),
     ("tw lost %", "time_weighted_preempted_allocation_pct", None, 2),
 ]
-# Columns shown only when every run has the key: gpusched-sim builds before session 23 did not write it.
+# Columns shown only for replays with --preemption and when every run has the key (gpusched-sim builds
+# before session 23 did not write it).
 OPTIONAL_COLUMNS = {"time_weighted_preempted_allocation_pct"}
 
 # The 6-hour series --by-week reads: what, key, decimals.
@@ -307,7 +312,9 @@ def overall(d: dict[str, Any]) -> list[str]:
         return number(r, key) if last is None else numbers(r, key)[last]
 
     everyone = [r for by_seed in runs.values() for r in by_seed.values()]
-    columns = [c for c in COLUMNS if c[1] not in OPTIONAL_COLUMNS or all(c[1] in r for r in everyone)]
+    # As in gpusched-sim's table, the optional column only for replays with preemption.
+    columns = [c for c in COLUMNS
+               if c[1] not in OPTIONAL_COLUMNS or (d.get("preemption") is True and all(c[1] in r for r in everyone))]
     out = header(["policy", *(c[0] for c in columns)])
     for p, by_seed in runs.items():
         rs = list(by_seed.values())
@@ -331,9 +338,15 @@ def overall(d: dict[str, Any]) -> list[str]:
 
 
 def counts(r: Run, key: str) -> dict[str, float]:
+    """A run's counts by priority: an object whose keys are integers (as JSON strings) and values numbers."""
     v = r[key]
     if not isinstance(v, dict) or not all(is_number(x) for x in v.values()):
         raise SummaryError(f"{where(r)}: '{key}' is not an object of counts")
+    for k in v:
+        try:
+            int(k)
+        except ValueError:
+            raise SummaryError(f"{where(r)}: '{key}' has the key {k!r}, not a priority") from None
     return v
 
 
@@ -342,6 +355,11 @@ def by_priority(runs: dict[str, dict[int, Run]], everyone: list[Run]) -> list[st
     (gpusched-sim builds before session 23 did not write them)."""
     if not all("pods_by_priority" in r and "withdrawn_by_priority" in r for r in everyone):
         return []
+    for r in everyone:
+        pods, gone = counts(r, "pods_by_priority"), counts(r, "withdrawn_by_priority")
+        for k, n in gone.items():
+            if n > pods.get(k, 0):
+                raise SummaryError(f"{where(r)}: {n} pods of priority {k} withdrawn, of {pods.get(k, 0)}")
     prios = sorted({k for r in everyone for k in counts(r, "pods_by_priority")}, key=int)
     out = ["", "withdrawn pods, % of the pods of each priority (mean over seeds):", ""]
     out += header(["policy", *(f"priority {k}" for k in prios)])
