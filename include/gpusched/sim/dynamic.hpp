@@ -218,8 +218,8 @@ struct dynamic_observer {
     frag->update(*c, b.node);
     if (preempted) {
       const auto end = static_cast<double>(res->end);  // the run's part within the window, as alloc_integral
-      preempted_integral += static_cast<double>(w->spec(j).gpu_milli_total()) *
-                            (std::min(last, end) - std::min(started[j], end));
+      const auto held = static_cast<double>(milli{b.gpu_milli} * b.gpu_count());  // what the cluster counted
+      preempted_integral += held * (std::min(last, end) - std::min(started[j], end));
       ++res->preempted;
       ++res->preempted_by_shape[shape_key(w->spec(j))];
     }
