@@ -12,9 +12,13 @@ table there names the command that made it).
 and folders (every openb_pod_list_*.csv in one, by name). For each trace: a variant is generated
 (python/tools/trace_variants.py, generator seed --gen-seed), `gpusched-sim --mode paper --tune 1.3`
 runs each policy on --seeds, python/tools/offline_bound.py bounds --bound-seeds (not with
---no-bound), and, with --frag, gpusched-frag-kinds splits the unallocated GPU by kind. Prints
-Markdown tables (unallocated GPU in % of capacity, means over the seeds), then how many traces meet
-issue 18's goal: --ours at least 20 % below FGD on the mean and behind it on no seed.
+--no-bound), with --given-admissions the bound is taken again on --bound-seeds for the placements
+that admit at least the sharing and CPU-only pods FGD and --ours placed in their replays
+(python/tools/admission_bound.py's bound), and, with --frag, gpusched-frag-kinds splits the
+unallocated GPU by kind. Prints Markdown tables (unallocated GPU in % of capacity, means over the
+seeds), then how many traces meet issue 18's goal: --ours at least 20 % below FGD on the mean and
+behind it on no seed; with --given-admissions also on how many of the others no placement that
+admits what --ours admitted could meet it.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import json
 import statistics
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import yaml
@@ -33,6 +38,7 @@ import yaml
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(HERE))
+import admission_bound as ab  # noqa: E402
 import offline_bound as ob  # noqa: E402
 import trace_variants as tv  # noqa: E402
 
@@ -48,6 +54,7 @@ VARIANTS: dict[str, dict[str, float]] = {
 
 
 GOAL_REDUCTION_PCT = 20.0  # issue 18: unallocated GPU share at least 20 % below FGD's
+TUNE = 1.3  # the FGD paper's protocol: gpusched-sim --mode paper's default, offline_bound.py's
 
 
 class ReportError(ValueError):
@@ -119,6 +126,31 @@ def goal_met(row: dict, ours: str) -> tuple[float, int, bool]:
     return red, worse, red >= GOAL_REDUCTION_PCT - 1e-9 and worse == 0  # 1 - 4/5 is 19.999999999999996 %
 
 
+def given_admissions(pods_path: Path, nodes_path: Path, runs: list[dict], seeds: list[int],
+                     policies: list[str]) -> dict[str, dict[int, float]]:
+    """Per policy and seed, the least unallocated GPU % (of capacity) that any placement admitting at
+    least the one-GPU sharing pods of each size and the CPU-only pods the policy placed in its replay
+    must leave: offline_bound's LP with those counts as floors (admission_bound.py). `runs` are
+    gpusched-sim's JSON runs of the paper protocol at TUNE on these files; each run's arrivals are
+    checked against the bound's copy of the arrival sequence."""
+    pods, nodes = ob.read_pods(pods_path, "--traces"), ob.read_nodes(nodes_path)
+    cap = 1000 * sum(t.gpu for t in nodes)
+    types = Counter(nodes)
+    by = {(r["policy"], r["seed"]): r for r in runs}
+    out: dict[str, dict[int, float]] = {p: {} for p in policies}
+    for seed in seeds:
+        shapes = Counter(pods[i][1] for i in ob.arrivals(pods, cap, TUNE, seed))
+        for p in policies:
+            r = by[(p, seed)]
+            if r["arrived_pods"] != sum(shapes.values()):
+                raise ReportError(f"{pods_path}: seed {seed}: the replay of {p} saw {r['arrived_pods']} pods arrive, "
+                                  f"the bound's arrival sequence {sum(shapes.values())}")
+            floors = ab.admitted(shapes, r["failed_by_shape"])
+            bound = ob.solve(shapes, types, False, 60.0, min_share_placed=floors)["bound_milli"]
+            out[p][seed] = max(0.0, 100.0 - 100.0 * bound / cap)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workdir", type=Path, required=True)
@@ -138,6 +170,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--frag", action="store_true", help="also run gpusched-frag-kinds")
     ap.add_argument("--no-bound", action="store_true", help="skip the LP bound and the packing (minutes per trace)")
+    ap.add_argument("--given-admissions", action="store_true",
+                    help="also bound, on --bound-seeds, the placements admitting the sharing and CPU-only pods FGD and "
+                         "--ours placed (seconds per seed and trace): what packing alone could gain, and the most "
+                         "any such placement could be below FGD")
     a = ap.parse_args(argv)
     try:
         policies = profile_names(a.profile_file) if a.profile_file else a.policies.split(",")
@@ -157,11 +193,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         traces = resolve_traces(a.traces)
         seeds_of(a.seeds)
-        if not a.no_bound:
+        bound_seeds: list[int] = []
+        if not a.no_bound or a.given_admissions:
             try:
-                ob.parse_seeds(a.bound_seeds)
+                bound_seeds = ob.parse_seeds(a.bound_seeds)
             except ob.BoundError as e:
                 raise ReportError(str(e).replace("--seeds:", "--bound-seeds:", 1)) from None
+        if a.given_admissions and not set(bound_seeds) <= set(seeds_of(a.seeds)):
+            raise ReportError(f"--bound-seeds: {a.bound_seeds}: with --given-admissions every bound seed must be "
+                              f"among --seeds ({a.seeds}), whose replays it reads")
         ob.read_nodes(nodes_path)
         for _, path in traces:  # every file is checked before the first replay
             if path is not None and not ob.read_pods(path, "--traces"):
@@ -199,6 +239,12 @@ def main(argv: list[str] | None = None) -> int:
             b = json.loads(bjson.read_text())["runs"]
             row["unavoidable"] = statistics.mean(r["unavoidable_pct"] for r in b)
             row["packed_unalloc"] = statistics.mean(100 - r["packed_pct"] for r in b)
+        if a.given_admissions:
+            try:
+                row["given"] = given_admissions(pods_path, nodes_path, runs, bound_seeds, ["FGD", a.ours])
+            except (ReportError, ob.BoundError) as e:
+                print(f"quality_report: {e}", file=sys.stderr)
+                return 2
         if a.frag:
             fk = a.build_dir / "tools" / "gpusched-frag-kinds"
             res = subprocess.run([str(fk), "--pods", str(pods_path), "--nodes", str(nodes_path), "--policy", a.policies,
@@ -214,14 +260,33 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def admission_cap(row: dict, ours: str) -> tuple[float, float, float]:
+    """For a row with --given-admissions' bound: (the mean over the bound's seeds of that bound for
+    `ours`; the most, in %, that any placement admitting at least ours' sharing and CPU-only pods
+    could be below FGD's mean on those seeds, (1 - bound / FGD) x 100; ours' gap to its bound over
+    FGD's gap to FGD's own, nan where FGD has none)."""
+    g, per = row["given"], row["per_seed"]
+    seeds = list(g[ours])
+    fgd = statistics.mean(per["FGD"][s] for s in seeds)
+    mine = statistics.mean(per[ours][s] for s in seeds)
+    g_ours, g_fgd = statistics.mean(g[ours].values()), statistics.mean(g["FGD"].values())
+    cap = (1 - g_ours / fgd) * 100 if fgd > 0 else float("nan")
+    return g_ours, cap, (mine - g_ours) / (fgd - g_fgd) if fgd > g_fgd else float("nan")
+
+
 def print_tables(rows: list[dict], policies: list[str], ours: str = "gpusched") -> None:
     """The tables of main(): one row per trace (FGD must be among the policies); the bound's columns
-    read "—" for a row made with --no-bound. Ends with the count of traces meeting issue 18's goal."""
+    read "—" for a row made with --no-bound, and those of --given-admissions (shown when some row
+    has them) for a row without. Ends with the count of traces meeting issue 18's goal and, with
+    --given-admissions, of those missing it that no placement admitting ours' pods could meet."""
+    given = any("given" in r for r in rows)
     print("| trace | " + " | ".join(f"{p} unalloc %" for p in policies) +
           " | reduction vs FGD | seeds worse than FGD | unavoidable % (LP bound) | best found % (packing) | "
-          f"gap {ours} / gap FGD |")
-    print("|---|" + "---|" * (len(policies) + 5))
-    met = 0
+          f"gap {ours} / gap FGD |" +
+          (f" {ours} given admissions % | most below FGD given {ours}'s admissions | "
+           f"gap {ours} / gap FGD, given admissions |" if given else ""))
+    print("|---|" + "---|" * (len(policies) + 5 + (3 if given else 0)))
+    met, missed, capped = 0, 0, 0
     for r in rows:
         u = r["unalloc"]
         red, worse, ok = goal_met(r, ours)
@@ -231,11 +296,23 @@ def print_tables(rows: list[dict], policies: list[str], ours: str = "gpusched") 
             bound = f"{r['unavoidable']:.2f} | {r['packed_unalloc']:.2f} | {gap:.2f}"
         else:
             bound = "— | — | —"
+        if "given" in r:
+            g_ours, cap, ratio = admission_cap(r, ours)
+            bound += f" | {g_ours:.2f} | {cap:.1f}% | {ratio:.2f}"
+            if not ok:
+                missed += 1
+                capped += cap < GOAL_REDUCTION_PCT - 1e-9
+        elif given:
+            bound += " | — | — | —"
         print(f"| {r['trace']} | " + " | ".join(f"{u[p]:.2f}" for p in policies) +
               f" | {red:.1f}% | {worse}/{len(r['per_seed'][ours])} | {bound} |")
     print()
     print(f"{met} of {len(rows)} traces meet issue 18's goal ({ours} at least {GOAL_REDUCTION_PCT:.0f} % below FGD, "
           "behind it on no seed)")
+    if given:
+        print(f"{capped} of the {missed} traces with the bound given admissions that miss it: no placement that admits "
+              f"at least {ours}'s sharing and CPU-only pods could be {GOAL_REDUCTION_PCT:.0f} % below FGD there "
+              "(on the bound's seeds)")
     if any("frag" in r for r in rows):
         keys = ["unalloc_pct", "idle_cpu_stranded_pct", "idle_mem_stranded_pct", "idle_whole_gpus_pct",
                 "idle_partial_gpus_pct", "fgd_q4_lack_cpu_pct", "fgd_q1_lack_both_pct", "fgd_q2_lack_gpu_pct",
