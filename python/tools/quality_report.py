@@ -5,6 +5,7 @@ table there names the command that made it).
 
     python3 python/tools/quality_report.py --workdir /tmp/quality --seeds 42-51 --bound-seeds 42-44 --jobs 1
     python3 python/tools/quality_report.py --workdir /tmp/quality --traces path/to/openb/data --no-bound
+    python3 python/tools/quality_report.py --workdir /tmp/quality --no-bound --given-admissions --bound-seeds 42-51
     python3 python/tools/quality_report.py --workdir /tmp/quality --traces default --no-bound \
         --profile-file data/profiles/fgd.yaml --profile-file my-policy.yaml --ours my-policy
 
