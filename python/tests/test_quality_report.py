@@ -97,10 +97,14 @@ def test_given_admissions_columns_worked_by_hand(capsys: pytest.CaptureFixture[s
     open_ = row("open", [6.0, 4.0], [5.0, 4.2])
     open_["given"] = {"FGD": {42: 2.0}, "gpusched": {42: 3.5}}
     plain = row("plain", [5.0, 5.0], [3.0, 3.0])  # met; no bound given admissions: dashes
+    # Met (40 %), with the bound: cap 1 - 2.5/5 = 50 %, ratio (3 - 2.5) / (5 - 2) = 0.17; a met trace
+    # is not among the misses counted at the end.
+    met = row("met", [5.0, 5.0], [3.0, 3.0])
+    met["given"] = {"FGD": {42: 2.0, 43: 2.0}, "gpusched": {42: 2.5, 43: 2.5}}
     assert qr.admission_cap(capped, "gpusched") == (pytest.approx(4.1), pytest.approx(18.0), pytest.approx(0.1))
     assert qr.admission_cap(open_, "gpusched") == (pytest.approx(3.5), pytest.approx(100 * (1 - 3.5 / 6)),
                                                    pytest.approx(0.375))
-    qr.print_tables([capped, open_, plain], ["FGD", "gpusched"])
+    qr.print_tables([capped, open_, plain, met], ["FGD", "gpusched"])
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("| gpusched given admissions % | most below FGD given gpusched's admissions | "
                            "gap gpusched / gap FGD, given admissions |")
@@ -108,23 +112,25 @@ def test_given_admissions_columns_worked_by_hand(capsys: pytest.CaptureFixture[s
     assert out[2] == "| capped | 5.00 | 4.30 | 14.0% | 0/2 | — | — | — | 4.10 | 18.0% | 0.10 |"
     assert out[3] == "| open | 5.00 | 4.60 | 8.0% | 1/2 | — | — | — | 3.50 | 41.7% | 0.38 |"
     assert out[4] == "| plain | 5.00 | 3.00 | 40.0% | 0/2 | — | — | — | — | — | — |"
-    assert out[-2].startswith("1 of 3 traces meet issue 18's goal")
+    assert out[5] == "| met | 5.00 | 3.00 | 40.0% | 0/2 | — | — | — | 2.50 | 50.0% | 0.17 |"
+    assert out[-2].startswith("2 of 4 traces meet issue 18's goal")
     assert out[-1].startswith("1 of the 2 traces with the bound given admissions that miss it: no placement")
 
 
 @pytest.mark.skipif(not SIM.exists(), reason=f"gpusched-sim not built at {SIM} (cmake --build build/main --target gpusched-sim)")
 def test_given_admissions_from_the_replays(tmp_path: Path) -> None:
-    # admission_bound's hand-worked trace: two one-GPU nodes, an 810-milli pod and two whole-GPU pods
-    # (all three arrive at tune 1.3: any two ask 2000 milli or less, below 2600). A replay that meets the
-    # 810 before the second whole pod places it, and then that whole pod fails: 1810 of 2000 milli,
-    # 9.5 % unallocated, and no placement admitting the 810 does better (190 milli beside it fit
-    # nobody). One that meets both whole pods first leaves 0 %, and so does the bound. Either way the
-    # bound given the replay's admissions is the replay's own figure.
+    # admission_bound's hand-worked case on three one-GPU nodes: an 810-milli pod and three whole-GPU
+    # pods (3810 milli, below 1.3 x 3000 = 3900: all four arrive, no clone). A replay that meets the
+    # 810 before the last whole pod places it, and then that whole pod fails: 2810 of 3000 milli,
+    # 6.33 % unallocated, and no placement admitting the 810 does better (the 190 milli beside it fit
+    # nobody). One that meets the three whole pods first fills the GPUs and the 810 fails: 0 %, and so
+    # does the bound. Either way the bound given the replay's admissions is the replay's own figure;
+    # without the 810's floor the LP would leave it out and give 0 % on every seed.
     nodes = tmp_path / "nodes.csv"
-    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn1,64000,65536,1,T4\nn2,64000,65536,1,T4\n")
-    pods = tmp_path / "three.csv"
-    pods.write_text(",".join(HEADER) + "\na,1000,1024,1,810,,LS,Running,0,10,0\n"
-                    "b,1000,1024,1,1000,,LS,Running,1,10,1\nc,1000,1024,1,1000,,LS,Running,2,10,2\n")
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\n" + "".join(f"n{i},64000,65536,1,T4\n" for i in range(3)))
+    pods = tmp_path / "four.csv"
+    pods.write_text(",".join(HEADER) + "\na,1000,1024,1,810,,LS,Running,0,10,0\n" +
+                    "".join(f"{n},1000,1024,1,1000,,LS,Running,{i},10,{i}\n" for i, n in enumerate("bcd", 1)))
     rc = qr.main(["--workdir", str(tmp_path / "w"), "--build-dir", str(BUILD), "--nodes", str(nodes),
                   "--traces", str(pods), "--seeds", "1-8", "--bound-seeds", "1-8", "--no-bound", "--given-admissions"])
     assert rc == 0
@@ -132,10 +138,10 @@ def test_given_admissions_from_the_replays(tmp_path: Path) -> None:
     seen = set()
     for p in ("FGD", "gpusched"):
         for seed, un in r["per_seed"][p].items():
-            seen.add(round(un, 6))
-            assert un in (pytest.approx(9.5), pytest.approx(0.0))
+            assert un == pytest.approx(100 * 190 / 3000) or un == pytest.approx(0.0)
+            seen.add(un > 1)
             assert r["given"][p][seed] == pytest.approx(un, abs=1e-6)
-    assert seen == {9.5, 0.0}  # eight shuffles cover both orders
+    assert seen == {True, False}  # eight shuffles cover both orders
 
 
 @pytest.mark.skipif(not SIM.exists(), reason=f"gpusched-sim not built at {SIM} (cmake --build build/main --target gpusched-sim)")
@@ -200,6 +206,7 @@ def test_bad_profile_files_name_the_file(tmp_path: Path, text: str, message: str
     (["--bound-seeds", "x"], "--bound-seeds: 'x' is not like 42-51"),
     (["--given-admissions", "--no-bound", "--seeds", "42-43", "--bound-seeds", "42-44"],
      "--bound-seeds: 42-44: with --given-admissions every bound seed must be among --seeds (42-43)"),
+    (["--given-admissions", "--no-bound", "--bound-seeds", "4x"], "--bound-seeds: '4x' is not like 42-51"),
 ])
 def test_policies_checked_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                extra: list[str], message: str) -> None:

@@ -13,13 +13,14 @@ table there names the command that made it).
 and folders (every openb_pod_list_*.csv in one, by name). For each trace: a variant is generated
 (python/tools/trace_variants.py, generator seed --gen-seed), `gpusched-sim --mode paper --tune 1.3`
 runs each policy on --seeds, python/tools/offline_bound.py bounds --bound-seeds (not with
---no-bound), with --given-admissions the bound is taken again on --bound-seeds for the placements
-that admit at least the sharing and CPU-only pods FGD and --ours placed in their replays
-(python/tools/admission_bound.py's bound), and, with --frag, gpusched-frag-kinds splits the
+--no-bound), with --given-admissions an LP bounds, on --bound-seeds, the placements that admit at
+least the sharing and CPU-only pods FGD and --ours placed in their replays (admission_bound.py's
+bound; with or without --no-bound), and, with --frag, gpusched-frag-kinds splits the
 unallocated GPU by kind. Prints Markdown tables (unallocated GPU in % of capacity, means over the
 seeds), then how many traces meet issue 18's goal: --ours at least 20 % below FGD on the mean and
 behind it on no seed; with --given-admissions also on how many of the others no placement that
-admits what --ours admitted could meet it.
+admits what --ours admitted could meet it (the cap is a mean over --bound-seeds, the goal over
+--seeds: give both the same seeds for a like comparison).
 """
 
 from __future__ import annotations
@@ -313,7 +314,7 @@ def print_tables(rows: list[dict], policies: list[str], ours: str = "gpusched") 
     if given:
         print(f"{capped} of the {missed} traces with the bound given admissions that miss it: no placement that admits "
               f"at least {ours}'s sharing and CPU-only pods could be {GOAL_REDUCTION_PCT:.0f} % below FGD there "
-              "(on the bound's seeds)")
+              "(means over --bound-seeds)")
     if any("frag" in r for r in rows):
         keys = ["unalloc_pct", "idle_cpu_stranded_pct", "idle_mem_stranded_pct", "idle_whole_gpus_pct",
                 "idle_partial_gpus_pct", "fgd_q4_lack_cpu_pct", "fgd_q1_lack_both_pct", "fgd_q2_lack_gpu_pct",
