@@ -124,6 +124,17 @@ def test_where_the_unallocated_gpu_is_needs_the_series_in_every_file(tmp_path: P
     assert "(Where the unallocated GPU is: not in every file" in out
 
 
+def test_the_replay_settings_head_the_output(tmp_path: Path, capsys) -> None:
+    # The fixture records none of the settings: the queue is FIFO (files from before --queue), the rest
+    # is left out. A file that records them gets each named.
+    assert ds.main([str(write(tmp_path, fixture()))]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "replay: queue fifo"
+    d = fixture() | {"queue": "priority", "preemption": True, "priority_by_qos": False, "time_scale": 1e6}
+    assert ds.main([str(write(tmp_path, d, "set.json")), "--by-week"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        "replay: queue priority, preemption on, priorities as read, time scale 1e+06")
+
+
 def test_reference_policy(tmp_path: Path, capsys) -> None:
     assert ds.main(["--by-week", "--reference", "gpusched", str(write(tmp_path, fixture()))]) == 0
     table = rows(capsys.readouterr().out)

@@ -373,6 +373,20 @@ def by_priority(runs: dict[str, dict[int, Run]], everyone: list[Run]) -> list[st
     return out
 
 
+def settings(d: dict[str, Any]) -> str:
+    """The replay's settings as the file records them (merge() has checked they agree): which queue
+    order, whether preemption and QoS priorities were on, the time scale. A key a file lacks is left
+    out, except the queue: a file written before gpusched-sim had --queue replayed with FIFO."""
+    parts = [f"queue {d.get('queue', 'fifo')}"]
+    if isinstance(d.get("preemption"), bool):
+        parts.append(f"preemption {'on' if d['preemption'] else 'off'}")
+    if isinstance(d.get("priority_by_qos"), bool):
+        parts.append("priorities by QoS" if d["priority_by_qos"] else "priorities as read")
+    if is_number(d.get("time_scale")):
+        parts.append(f"time scale {d['time_scale']:g}")
+    return "replay: " + ", ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", type=Path, nargs="+", metavar="FILE",
@@ -393,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     except SummaryError as e:
         print(f"dynamic_summary: {e}", file=sys.stderr)
         return 2
-    print("\n".join(lines))
+    print("\n".join([settings(d), *lines]))
     return 0
 
 
