@@ -61,6 +61,19 @@ def admitted(shapes: Counter, failed_by_shape: dict[str, int]) -> dict[int, int]
     return {k: arrived[k] - failed[k] for k in arrived}
 
 
+def unavoidable_given(shapes: Counter, types: Counter, cap: int, run: dict, seed: int, policy: str) -> tuple[float, dict[int, int]]:
+    """(the least unallocated GPU %, of capacity cap milli, that any placement admitting at least the
+    pods `run` admitted must leave; those floors). `run` is a paper replay's result (Python's dict or
+    gpusched-sim's JSON run: arrived_pods, failed_by_shape) on the arrivals counted in `shapes`; a
+    replay that saw another number of arrivals is refused, naming the seed and the policy."""
+    if run["arrived_pods"] != sum(shapes.values()):  # offline_bound's copy of the arrivals drifted
+        raise ob.BoundError(f"seed {seed}: the replay of {policy} saw {run['arrived_pods']} pods arrive, the bound's "
+                            f"arrival sequence {sum(shapes.values())}")
+    floors = admitted(shapes, run["failed_by_shape"])
+    bound = ob.solve(shapes, types, False, 60.0, min_share_placed=floors)["bound_milli"]
+    return max(0.0, 100.0 - 100.0 * bound / cap), floors
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ob.add_trace_arguments(ap, "42-44")
@@ -96,13 +109,9 @@ def main(argv: list[str] | None = None) -> int:
             lp = 100.0 - 100.0 * ob.solve(shapes, types, False, 60.0)["bound_milli"] / cap
             for p in policies:
                 r = gs.sim.run_paper(trace, p, seed=seed, tune=a.tune)
-                if r["arrived_pods"] != sum(shapes.values()):  # offline_bound's copy of the arrivals drifted
-                    raise ob.BoundError(f"seed {seed}: the replay saw {r['arrived_pods']} pods arrive, the bound's "
-                                        f"arrival sequence {sum(shapes.values())}")
-                floors = admitted(shapes, r["failed_by_shape"])
-                given = 100.0 - 100.0 * ob.solve(shapes, types, False, 60.0, min_share_placed=floors)["bound_milli"] / cap
+                given, floors = unavoidable_given(shapes, types, cap, r, seed, p)
                 runs.append({"seed": seed, "policy": p, "unallocated_pct": r["unallocated_pct_at_tune"],
-                             "unavoidable_pct": max(0.0, lp), "unavoidable_given_admissions_pct": max(0.0, given),
+                             "unavoidable_pct": max(0.0, lp), "unavoidable_given_admissions_pct": given,
                              "admitted": {str(k): v for k, v in sorted(floors.items())}})
     except ob.BoundError as e:
         print(f"admission_bound: {e}", file=sys.stderr)

@@ -10,7 +10,8 @@ free or in partly used GPUs) and what its waiting pods ask for (one GPU or sever
 and a last table gives the withdrawn pods as a share of each priority's pods (both when the runs carry
 those fields; builds before session 23 did not write them).
 Several files (replays of the same node and pod files with the same options, e.g. other policies) are
-summarised together.
+summarised together. The first line names those options: the queue order, preemption, priorities and
+time scale.
 
     python3 python/tools/dynamic_summary.py out.json
     python3 python/tools/dynamic_summary.py --by-week --weeks 5-12 out.json more-policies.json
@@ -355,19 +356,21 @@ def by_priority(runs: dict[str, dict[int, Run]], everyone: list[Run]) -> list[st
     (gpusched-sim builds before session 23 did not write them)."""
     if not all("pods_by_priority" in r and "withdrawn_by_priority" in r for r in everyone):
         return []
+    checked: dict[int, tuple[dict[str, float], dict[str, float]]] = {}  # id(run) -> (pods, withdrawn)
     for r in everyone:
         pods, gone = counts(r, "pods_by_priority"), counts(r, "withdrawn_by_priority")
         for k, n in gone.items():
             if n > pods.get(k, 0):
                 raise SummaryError(f"{where(r)}: {n} pods of priority {k} withdrawn, of {pods.get(k, 0)}")
-    prios = sorted({k for r in everyone for k in counts(r, "pods_by_priority")}, key=int)
+        checked[id(r)] = (pods, gone)
+    prios = sorted({k for pods, _ in checked.values() for k in pods}, key=int)
     out = ["", "withdrawn pods, % of the pods of each priority (mean over seeds):", ""]
     out += header(["policy", *(f"priority {k}" for k in prios)])
     for p, by_seed in runs.items():
         cells = []
         for k in prios:
-            shares = [100.0 * counts(r, "withdrawn_by_priority").get(k, 0) / counts(r, "pods_by_priority")[k]
-                      for r in by_seed.values() if counts(r, "pods_by_priority").get(k, 0) > 0]
+            shares = [100.0 * gone.get(k, 0) / pods[k] for pods, gone in (checked[id(r)] for r in by_seed.values())
+                      if pods.get(k, 0) > 0]
             cells.append(f"{mean(shares):.2f}" if shares else "—")
         out.append(row([p, *cells]))
     return out

@@ -143,13 +143,10 @@ def given_admissions(pods_path: Path, nodes_path: Path, runs: list[dict], seeds:
     for seed in seeds:
         shapes = Counter(pods[i][1] for i in ob.arrivals(pods, cap, TUNE, seed))
         for p in policies:
-            r = by[(p, seed)]
-            if r["arrived_pods"] != sum(shapes.values()):
-                raise ReportError(f"{pods_path}: seed {seed}: the replay of {p} saw {r['arrived_pods']} pods arrive, "
-                                  f"the bound's arrival sequence {sum(shapes.values())}")
-            floors = ab.admitted(shapes, r["failed_by_shape"])
-            bound = ob.solve(shapes, types, False, 60.0, min_share_placed=floors)["bound_milli"]
-            out[p][seed] = max(0.0, 100.0 - 100.0 * bound / cap)
+            try:
+                out[p][seed] = ab.unavoidable_given(shapes, types, cap, by[(p, seed)], seed, p)[0]
+            except ob.BoundError as e:
+                raise ReportError(f"{pods_path}: {e}") from None
     return out
 
 
@@ -194,14 +191,14 @@ def main(argv: list[str] | None = None) -> int:
     base_path = REPO / "data/openb/openb_pod_list_default.csv"
     try:
         traces = resolve_traces(a.traces)
-        seeds_of(a.seeds)
+        seeds = seeds_of(a.seeds)
         bound_seeds: list[int] = []
         if not a.no_bound or a.given_admissions:
             try:
                 bound_seeds = ob.parse_seeds(a.bound_seeds)
             except ob.BoundError as e:
                 raise ReportError(str(e).replace("--seeds:", "--bound-seeds:", 1)) from None
-        if a.given_admissions and not set(bound_seeds) <= set(seeds_of(a.seeds)):
+        if a.given_admissions and not set(bound_seeds) <= set(seeds):
             raise ReportError(f"--bound-seeds: {a.bound_seeds}: with --given-admissions every bound seed must be "
                               f"among --seeds ({a.seeds}), whose replays it reads")
         ob.read_nodes(nodes_path)
