@@ -117,6 +117,65 @@ def test_given_admissions_columns_worked_by_hand(capsys: pytest.CaptureFixture[s
     assert out[-1].startswith("1 of the 2 traces with the bound given admissions that miss it: no placement")
 
 
+def test_draws_named_by_generator_seed(tmp_path: Path) -> None:
+    mine = pod_list(tmp_path / "mine.csv", 600)
+    traces = [("default", None), ("gen-cpu250", None), ("mine", mine), ("gen-multigpu40", None)]
+    # One generator seed: the variants keep their names, as before the option took several.
+    assert qr.draws(traces, [1]) == [("default", None, None, None), ("gen-cpu250", None, "gen-cpu250", 1),
+                                     ("mine", mine, None, None), ("gen-multigpu40", None, "gen-multigpu40", 1)]
+    # Several: one row per draw, in the order of the seeds given; the other traces once.
+    assert qr.draws(traces, [4, 3]) == [
+        ("default", None, None, None), ("gen-cpu250-g4", None, "gen-cpu250", 4), ("gen-cpu250-g3", None, "gen-cpu250", 3),
+        ("mine", mine, None, None), ("gen-multigpu40-g4", None, "gen-multigpu40", 4),
+        ("gen-multigpu40-g3", None, "gen-multigpu40", 3)]
+    clash = pod_list(tmp_path / "openb_pod_list_gen-cpu250-g3.csv", 600)
+    with pytest.raises(qr.ReportError, match="--traces: two traces named 'gen-cpu250-g3'"):
+        qr.draws([("gen-cpu250", None), ("gen-cpu250-g3", clash)], [3, 4])
+
+
+def test_table_over_draws_worked_by_hand(capsys: pytest.CaptureFixture[str]) -> None:
+    # gen-a on two draws: FGD 5.0, ours 4.0 (20 %, met) on seed 3; FGD 5.0, ours 4.5 (10 %) on seed 4.
+    # gen-b on seed 3 only: 40 % on the mean but behind FGD on one of its two seeds (4.1 > 4.0).
+    rows = [row("gen-a-g3", [5.0, 5.0], [4.0, 4.0]), row("gen-a-g4", [4.0, 6.0], [4.0, 5.0]),
+            row("default", [5.0, 5.0], [4.5, 4.5]), row("gen-b-g3", [6.0, 4.0], [1.9, 4.1])]
+    for r, (v, g) in zip([rows[0], rows[1], rows[3]], [("gen-a", 3), ("gen-a", 4), ("gen-b", 3)]):
+        r["variant"], r["gen_seed"] = v, g
+    qr.print_tables(rows, ["FGD", "gpusched"])
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("| variant | reduction, gen seed 3 | reduction, gen seed 4 | lowest | draws meeting the goal | "
+                   "runs behind FGD |")
+    assert out[at + 1] == "|---|---|---|---|---|---|"
+    assert out[at + 2] == "| gen-a | 20.0% | 10.0% | 10.0% | 1/2 | 0/4 |"
+    assert out[at + 3] == "| gen-b | 40.0% | — | 40.0% | 0/1 | 1/2 |"
+    assert len(out) == at + 4  # the default trace is not a variant: no row of its own
+    # With one generator seed there is no such table.
+    qr.print_tables(rows[:1], ["FGD", "gpusched"])
+    assert "| variant |" not in capsys.readouterr().out
+
+
+@pytest.mark.skipif(not SIM.exists(), reason=f"gpusched-sim not built at {SIM} (cmake --build build/main --target gpusched-sim)")
+def test_each_draw_is_the_variant_of_its_seed(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # A draw of --gen-seed 1,2 is the file --gen-seed 2 alone writes, replayed the same: the report
+    # over several draws is the single-draw reports side by side, plus the table over the draws.
+    assert qr.main(["--workdir", str(tmp_path / "one"), "--build-dir", str(BUILD), "--traces", "gen-gpushare20",
+                    "--gen-seed", "2", "--seeds", "42", "--no-bound"]) == 0
+    assert qr.main(["--workdir", str(tmp_path / "two"), "--build-dir", str(BUILD), "--traces", "gen-gpushare20",
+                    "--gen-seed", "1,2", "--seeds", "42", "--no-bound"]) == 0
+    one = (tmp_path / "one" / "gen-gpushare20.csv").read_bytes()
+    assert (tmp_path / "two" / "gen-gpushare20-g2.csv").read_bytes() == one
+    assert (tmp_path / "two" / "gen-gpushare20-g1.csv").read_bytes() != one
+    single = json.loads((tmp_path / "one" / "report.json").read_text())[0]
+    rows = json.loads((tmp_path / "two" / "report.json").read_text())
+    assert [(r["trace"], r["variant"], r["gen_seed"]) for r in rows] == [
+        ("gen-gpushare20-g1", "gen-gpushare20", 1), ("gen-gpushare20-g2", "gen-gpushare20", 2)]
+    assert rows[1]["per_seed"] == single["per_seed"]
+    # The table over the draws reads the two rows: each draw's reduction, the lower, and the counts.
+    got = [qr.goal_met(r, "gpusched") for r in rows]
+    table = capsys.readouterr().out.split("| variant |")[1].splitlines()
+    assert table[2] == (f"| gen-gpushare20 | {got[0][0]:.1f}% | {got[1][0]:.1f}% | {min(got[0][0], got[1][0]):.1f}% | "
+                        f"{got[0][2] + got[1][2]}/2 | {got[0][1] + got[1][1]}/2 |")
+
+
 @pytest.mark.skipif(not SIM.exists(), reason=f"gpusched-sim not built at {SIM} (cmake --build build/main --target gpusched-sim)")
 def test_given_admissions_from_the_replays(tmp_path: Path) -> None:
     # admission_bound's hand-worked case on three one-GPU nodes: an 810-milli pod and three whole-GPU
@@ -207,6 +266,8 @@ def test_bad_profile_files_name_the_file(tmp_path: Path, text: str, message: str
     (["--given-admissions", "--no-bound", "--seeds", "42-43", "--bound-seeds", "42-44"],
      "--bound-seeds: 42-44: with --given-admissions every bound seed must be among --seeds (42-43)"),
     (["--given-admissions", "--no-bound", "--bound-seeds", "4x"], "--bound-seeds: '4x' is not like 42-51"),
+    (["--gen-seed", "3-x"], "--gen-seed: '3-x' is not like 42-51"),
+    (["--gen-seed", "3,4,3"], "--gen-seed: '3,4,3' names a seed twice"),
 ])
 def test_policies_checked_before_anything_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                extra: list[str], message: str) -> None:

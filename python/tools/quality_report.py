@@ -8,10 +8,12 @@ table there names the command that made it).
     python3 python/tools/quality_report.py --workdir /tmp/quality --no-bound --given-admissions --bound-seeds 42-51
     python3 python/tools/quality_report.py --workdir /tmp/quality --traces default --no-bound \
         --profile-file data/profiles/fgd.yaml --profile-file my-policy.yaml --ours my-policy
+    python3 python/tools/quality_report.py --workdir /tmp/draws --traces gen-gpushare40,gen-cpu250 --gen-seed 3-7 --no-bound
 
 --traces takes `default`, the names of generated variants (`gen-*`), openb-format pod list files
 and folders (every openb_pod_list_*.csv in one, by name). For each trace: a variant is generated
-(python/tools/trace_variants.py, generator seed --gen-seed), `gpusched-sim --mode paper --tune 1.3`
+(python/tools/trace_variants.py, generator seed --gen-seed; with several, one draw of each variant per
+generator seed, named gen-*-gN), `gpusched-sim --mode paper --tune 1.3`
 runs each policy on --seeds, python/tools/offline_bound.py bounds --bound-seeds (not with
 --no-bound), with --given-admissions an LP bounds, on --bound-seeds, the placements that admit at
 least the sharing and CPU-only pods FGD and --ours placed in their replays (admission_bound.py's
@@ -20,7 +22,8 @@ unallocated GPU by kind. Prints Markdown tables (unallocated GPU in % of capacit
 seeds), then how many traces meet issue 18's goal: --ours at least 20 % below FGD on the mean and
 behind it on no seed; with --given-admissions also on how many of the others no placement that
 admits what --ours admitted could meet it (the cap is a mean over --bound-seeds, the goal over
---seeds: give both the same seeds for a like comparison).
+--seeds: give both the same seeds for a like comparison). With several generator seeds a last table
+gives, per variant, the reduction on each draw, the draws meeting the goal and the runs behind FGD.
 """
 
 from __future__ import annotations
@@ -165,7 +168,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ours", default="gpusched", help="the policy compared with FGD (reduction, seeds worse, gap ratio)")
     ap.add_argument("--seeds", default="42-51")
     ap.add_argument("--bound-seeds", default="42-44")
-    ap.add_argument("--gen-seed", type=int, default=1)
+    ap.add_argument("--gen-seed", default="1",
+                    help="trace_variants.py's seed for the gen-* variants; several (3-7, or 1,2) make one draw of "
+                         "each variant per seed, and a table over the draws")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--frag", action="store_true", help="also run gpusched-frag-kinds")
     ap.add_argument("--no-bound", action="store_true", help="skip the LP bound and the packing (minutes per trace)")
@@ -192,6 +197,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         traces = resolve_traces(a.traces)
         seeds = seeds_of(a.seeds)
+        try:
+            gen_seeds = ob.parse_seeds(a.gen_seed)
+        except ob.BoundError as e:
+            raise ReportError(str(e).replace("--seeds:", "--gen-seed:", 1)) from None
+        if len(set(gen_seeds)) != len(gen_seeds):
+            raise ReportError(f"--gen-seed: '{a.gen_seed}' names a seed twice")
+        plan = draws(traces, gen_seeds)
         bound_seeds: list[int] = []
         if not a.no_bound or a.given_admissions:
             try:
@@ -216,12 +228,12 @@ def main(argv: list[str] | None = None) -> int:
     variants = any(p is None and n in VARIANTS for n, p in traces)
     base, nodes = (tv.read_pods(base_path), tv.read_nodes(nodes_path)) if variants else (None, None)
     rows = []
-    for name, pods_path in traces:
+    for name, pods_path, variant, gen in plan:
         if name == "default" and pods_path is None:
             pods_path = base_path
         elif pods_path is None:
             pods_path = a.workdir / f"{name}.csv"
-            pods_path.write_text(tv.to_csv(tv.make_variant(base, nodes, a.gen_seed, **VARIANTS[name])))
+            pods_path.write_text(tv.to_csv(tv.make_variant(base, nodes, gen, **VARIANTS[variant])))
         out = a.workdir / f"{name}.sim.json"
         done = subprocess.run([str(sim), "--pods", str(pods_path), "--nodes", str(nodes_path), *which,
                                "--seeds", a.seeds, "--jobs", str(a.jobs), "-q", "--no-progress", "--output-json", str(out)])
@@ -232,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
         runs = json.loads(out.read_text())["runs"]
         un = {p: {r["seed"]: r["unallocated_pct_at_tune"] for r in runs if r["policy"] == p} for p in policies}
         row = {"trace": name, "unalloc": {p: statistics.mean(v.values()) for p, v in un.items()}, "per_seed": un}
+        if variant is not None:
+            row["variant"], row["gen_seed"] = variant, gen
         if not a.no_bound:
             bjson = a.workdir / f"{name}.bound.json"
             ob.main(["--pods", str(pods_path), "--nodes", str(nodes_path), "--seeds", a.bound_seeds, "--json", str(bjson)])
@@ -257,6 +271,23 @@ def main(argv: list[str] | None = None) -> int:
     (a.workdir / "report.json").write_text(json.dumps(rows, indent=1))
     print_tables(rows, policies, a.ours)
     return 0
+
+
+def draws(traces: list[tuple[str, Path | None]], gen_seeds: list[int]) -> list[tuple[str, Path | None, str | None, int | None]]:
+    """The rows to replay: (row name, pod list or None, gen-* variant or None, generator seed or None).
+    A gen-* variant gives one row per generator seed, named as the variant when there is one seed and
+    <variant>-g<seed> otherwise; every other trace gives one row. Raises ReportError when a file's name
+    is also a draw's."""
+    out: list[tuple[str, Path | None, str | None, int | None]] = []
+    for name, path in traces:
+        if path is None and name in VARIANTS:
+            out += [(name if len(gen_seeds) == 1 else f"{name}-g{g}", None, name, g) for g in gen_seeds]
+        else:
+            out.append((name, path, None, None))
+    names = Counter(name for name, *_ in out)
+    if max(names.values(), default=1) > 1:
+        raise ReportError(f"--traces: two traces named '{names.most_common(1)[0][0]}' (a file and a draw of --gen-seed)")
+    return out
 
 
 def admission_cap(row: dict, ours: str) -> tuple[float, float, float]:
@@ -312,6 +343,9 @@ def print_tables(rows: list[dict], policies: list[str], ours: str = "gpusched") 
         print(f"{capped} of the {missed} traces with the bound given admissions that miss it: no placement that admits "
               f"at least {ours}'s sharing and CPU-only pods could be {GOAL_REDUCTION_PCT:.0f} % below FGD there "
               "(means over --bound-seeds)")
+    if len({r["gen_seed"] for r in rows if "gen_seed" in r}) > 1:
+        print()
+        print_draws(rows, ours)
     if any("frag" in r for r in rows):
         keys = ["unalloc_pct", "idle_cpu_stranded_pct", "idle_mem_stranded_pct", "idle_whole_gpus_pct",
                 "idle_partial_gpus_pct", "fgd_q4_lack_cpu_pct", "fgd_q1_lack_both_pct", "fgd_q2_lack_gpu_pct",
@@ -322,6 +356,26 @@ def print_tables(rows: list[dict], policies: list[str], ours: str = "gpusched") 
         for r in rows:
             for p, f in r.get("frag", {}).items():
                 print(f"| {r['trace']} | {p} | " + " | ".join(f"{f[k]:.2f}" for k in keys) + " |")
+
+
+def print_draws(rows: list[dict], ours: str) -> None:
+    """The table over generator seeds: per gen-* variant (in the order of its first row), ours'
+    reduction against FGD on each draw, the lowest of them, how many draws meet issue 18's goal and
+    how many runs (draws x seeds) ours leaves more GPU unallocated than FGD on."""
+    by: dict[str, list[dict]] = {}
+    for r in rows:
+        if "variant" in r:
+            by.setdefault(r["variant"], []).append(r)
+    gens = sorted({r["gen_seed"] for r in rows if "gen_seed" in r})
+    print("| variant | " + " | ".join(f"reduction, gen seed {g}" for g in gens) +
+          " | lowest | draws meeting the goal | runs behind FGD |")
+    print("|---|" + "---|" * (len(gens) + 3))
+    for variant, rs in by.items():
+        got = {r["gen_seed"]: goal_met(r, ours) for r in rs}
+        cells = [f"{got[g][0]:.1f}%" if g in got else "—" for g in gens]
+        runs = sum(len(r["per_seed"][ours]) for r in rs)
+        print(f"| {variant} | " + " | ".join(cells) + f" | {min(v[0] for v in got.values()):.1f}% | "
+              f"{sum(v[2] for v in got.values())}/{len(got)} | {sum(v[1] for v in got.values())}/{runs} |")
 
 
 if __name__ == "__main__":
