@@ -308,7 +308,8 @@ def print_tables(rows: list[dict], policies: list[str], ours: str = "gpusched") 
     """The tables of main(): one row per trace (FGD must be among the policies); the bound's columns
     read "—" for a row made with --no-bound, and those of --given-admissions (shown when some row
     has them) for a row without. Ends with the count of traces meeting issue 18's goal and, with
-    --given-admissions, of those missing it that no placement admitting ours' pods could meet."""
+    --given-admissions, of those missing it that no placement admitting ours' pods could meet; then,
+    where the rows hold draws of more than one generator seed, the table over the draws (print_draws)."""
     given = any("given" in r for r in rows)
     print("| trace | " + " | ".join(f"{p} unalloc %" for p in policies) +
           " | reduction vs FGD | seeds worse than FGD | unavoidable % (LP bound) | best found % (packing) | "
