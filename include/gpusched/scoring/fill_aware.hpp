@@ -96,6 +96,14 @@ struct fill_aware_options {
   // the pods counted differ from the configured typical pods' by more than that table can resolve
   // (hole_shares_differ, checked as the count doubles), the hole table E is built from the count.
   bool counted_holes = false;
+  // With cpu_by_shape (FillAwareBinding's form when CPU binds; docs/adr/0017-quality-method.md,
+  // "Amendment 12"; 0: off). A CPU-only pod's saving also falls by cpu_only_fit times the node's CPU
+  // surplus after it, the CPU left over what its free GPUs need at the mean ratio r, in milli-GPU
+  // (cpu_left x 1000 / r - free GPU milli): among nodes where it strands about as much, the pod goes
+  // where the least CPU is left beyond the GPUs' need, keeping large surpluses for the CPU-heavy GPU
+  // pods that only such nodes can take. Within 0..1; the charge is at most a quarter of
+  // fill_aware_scorer::score_offset.
+  double cpu_only_fit = 0.0;
 };
 
 // fill_per_sharing_pod of the gpusched policy (FillAwareRefill): FillAware's kappa = 50, chosen on the openb
@@ -249,6 +257,9 @@ class fill_aware_scorer {
     if (!(o.cpu_per_gpu >= 0.0) || !std::isfinite(o.cpu_per_gpu)) {
       throw invalid_argument_error("fill_aware_options.cpu_per_gpu", "must be a finite number >= 0");
     }
+    if (!(o.cpu_only_fit >= 0.0 && o.cpu_only_fit <= 1.0)) {
+      throw invalid_argument_error("fill_aware_options.cpu_only_fit", "must be within 0..1");
+    }
     table_ = std::make_shared<const std::vector<double>>(hole_waste_table(w, effective_fill_competition(w, o)));
     cpu_per_gpu_ = o.cpu_per_gpu > 0 ? o.cpu_per_gpu : mean_cpu_per_gpu(w);
     if (o.cpu_by_shape || o.cpu_by_shape_cpu_only) {
@@ -392,8 +403,15 @@ class fill_aware_scorer {
       if (pick.fits) {
         const double idle = static_cast<double>(gpu_milli_idle(free, gpus));
         const double after_gpu = idle - static_cast<double>(milli{p.gpu_milli} * p.num_gpu);
+        const double after_cpu = static_cast<double>(cpu_left - p.cpu_milli);
         pick.saved += opts_.cpu_weight * (stranded_by_shape(idle, static_cast<double>(cpu_left)) -
-                                          stranded_by_shape(after_gpu, static_cast<double>(cpu_left - p.cpu_milli)));
+                                          stranded_by_shape(after_gpu, after_cpu));
+        if (p.num_gpu == 0 && opts_.cpu_by_shape && opts_.cpu_only_fit > 0.0 && cpu_per_gpu_ > 0.0) {
+          // At most a quarter of score_offset, so that a node of absurd CPU (or a workload of almost
+          // no CPU per GPU) cannot drive a fitting pod's score to 0 or below.
+          const double surplus = after_cpu * gpu_milli_whole / cpu_per_gpu_ - idle;
+          pick.saved -= std::min(opts_.cpu_only_fit * surplus, score_offset / 4);
+        }
       }
     }
     if (block_cost_.back() > 0.0 && pick.fits) add_block_term(free, gpus, ok, p, s, pick);

@@ -545,12 +545,19 @@ class fill_aware_binding_scorer {
 // not depend on it.
 inline constexpr double refill_keep_blocks = 3.0;
 
+// cpu_only_fit of the gpusched policy (FillAwareRefill; ADR 0017, "Amendment 12"): 0.01, chosen on
+// seven draws each of gen-cpu250 and gen-cpu300 (generator seeds 1-7; 0.001 to 1, then 0.005 to
+// 0.02) and checked on five more of each (seeds 8-12) not looked at before. It acts only in the
+// by-shape form, when the workload's CPU binds.
+inline constexpr double refill_cpu_only_fit = 0.01;
+
 // FillAwareRefill, gpusched's policy: FillAwareBinding whose hole refill chance is taken per sharing
 // pod, kappa = fill_per_sharing_pod / P_share (refill_fill_per_sharing_pod unless the options say
 // otherwise; docs/adr/0017-quality-method.md, amendments 2 and 3), which counts the pods it sees
 // for its CPU term (observe_demand, Amendment 7), and which keeps GPU blocks for multi-GPU pods once
-// the cluster has turned over (keep_blocks = refill_keep_blocks, Amendment 9). A type of its own for
-// its name.
+// the cluster has turned over (keep_blocks = refill_keep_blocks, Amendment 9), and which, when CPU
+// binds, sends CPU-only pods where the least CPU is left beyond the free GPUs' need (cpu_only_fit =
+// refill_cpu_only_fit, Amendment 12). A type of its own for its name.
 class fill_aware_refill_scorer : public fill_aware_binding_scorer {
  public:
   explicit fill_aware_refill_scorer(const typical_workload& w) : fill_aware_refill_scorer(w, defaults()) {}
@@ -558,7 +565,8 @@ class fill_aware_refill_scorer : public fill_aware_binding_scorer {
 
   [[nodiscard]] static constexpr std::string_view name() noexcept { return "FillAwareRefill"; }
   // FillAware's defaults with fill_per_sharing_pod = refill_fill_per_sharing_pod, keep_blocks =
-  // refill_keep_blocks, drain_blocks and counted_holes; observe_demand off
+  // refill_keep_blocks, drain_blocks, counted_holes and cpu_only_fit = refill_cpu_only_fit;
+  // observe_demand off
   // (a host that hands it every pod once, in order, on one thread may turn it on, as the simulator's
   // policy does: ADR 0017, "Amendment 7").
   [[nodiscard]] static fill_aware_options defaults() noexcept {
@@ -567,6 +575,7 @@ class fill_aware_refill_scorer : public fill_aware_binding_scorer {
     o.keep_blocks = refill_keep_blocks;
     o.drain_blocks = true;   // acts only with the block term (Amendment 11)
     o.counted_holes = true;  // acts only with observe_demand (Amendment 10)
+    o.cpu_only_fit = refill_cpu_only_fit;  // acts only in the by-shape form (Amendment 12)
     return o;
   }
 };

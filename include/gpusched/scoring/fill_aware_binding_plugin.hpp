@@ -28,9 +28,9 @@ inline bool flag(const plugin_args& a, std::string_view key, bool otherwise);
 // option `competition`), cpuWeight, cpuPerGpu, and for the two binding plugins (`binding`)
 // observeDemand (its default, o.observe_demand, only where plugin_context::counts_pods; an explicit
 // true elsewhere is refused; read first), countedHoles (fill_aware_options::counted_holes; it acts
-// only with observeDemand), keepBlocks (fill_aware_options::keep_blocks) and drainBlocks
-// (fill_aware_options::drain_blocks; it acts only with the block term). `o` holds the plugin's
-// defaults.
+// only with observeDemand), keepBlocks (fill_aware_options::keep_blocks), drainBlocks
+// (fill_aware_options::drain_blocks; it acts only with the block term) and cpuOnlyFit
+// (fill_aware_options::cpu_only_fit; it acts only when CPU binds). `o` holds the plugin's defaults.
 struct fill_aware_decoded {
   std::shared_ptr<const typical_workload> workload;
   fill_aware_options options;
@@ -45,7 +45,7 @@ fill_aware_decoded fill_aware_args(const plugin_args& a, const Context& ctx, std
     a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "selectDevices"});
   } else {
     a.allow_only({"typicalPods", competition_key, "cpuWeight", "cpuPerGpu", "observeDemand", "keepBlocks",
-                  "drainBlocks", "countedHoles", "selectDevices"});
+                  "drainBlocks", "countedHoles", "cpuOnlyFit", "selectDevices"});
     // The default (o.observe_demand: FillAwareRefill's) applies only where the host counts pods.
     o.observe_demand = flag(a, "observeDemand", o.observe_demand && ctx.counts_pods);
     if (o.observe_demand && !ctx.counts_pods) {
@@ -62,6 +62,7 @@ fill_aware_decoded fill_aware_args(const plugin_args& a, const Context& ctx, std
   if (binding) o.counted_holes = flag(a, "countedHoles", o.counted_holes);
   if (binding && a.has("keepBlocks")) o.keep_blocks = a.number(a.node()["keepBlocks"], "keepBlocks", 0, fill_aware_binding_scorer::max_keep_blocks);
   if (binding) o.drain_blocks = flag(a, "drainBlocks", o.drain_blocks);
+  if (binding && a.has("cpuOnlyFit")) o.cpu_only_fit = a.number(a.node()["cpuOnlyFit"], "cpuOnlyFit", 0, 1);
   return {std::move(w), o};
 }
 }  // namespace plugin_decode
