@@ -1,7 +1,9 @@
 // fill_aware_options::cpu_by_shape (docs/adr/0017-quality-method.md): CPU stranding as the expectation
-// over the workload's GPU shapes, each at its own CPU per GPU; off by default.
+// over the workload's GPU shapes, each at its own CPU per GPU; off by default. And cpu_only_fit
+// (Amendment 12), which acts in that form only: CPU-only pods to the tightest CPU surplus.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
