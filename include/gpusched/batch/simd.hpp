@@ -151,15 +151,19 @@ struct simd;
     using i64 = std::int64_t __attribute__((vector_size(8 * (L))));                                    \
     using i32 = std::int32_t __attribute__((vector_size(4 * (L))));                                    \
     using i32_words = std::int32_t __attribute__((vector_size(8 * (L)))); /* a u64's 32-bit words */     \
-    using f64_u = double __attribute__((vector_size(8 * (L)), aligned(alignof(double))));              \
-    using u64_u = std::uint64_t __attribute__((vector_size(8 * (L)), aligned(alignof(std::uint64_t)))); \
-    using i64_u = std::int64_t __attribute__((vector_size(8 * (L)), aligned(alignof(std::int64_t))));   \
-    using i32_u = std::int32_t __attribute__((vector_size(4 * (L)), aligned(alignof(std::int32_t))));   \
+    /* typedef, not using: Clang ignores aligned() in an alias-declaration's type (alignof stays the  \
+       vector's size, so it loads with vmovapd and faults on an element-aligned address at -O0). */   \
+    typedef double f64_u __attribute__((vector_size(8 * (L)), aligned(alignof(double))));              \
+    typedef std::uint64_t u64_u __attribute__((vector_size(8 * (L)), aligned(alignof(std::uint64_t)))); \
+    typedef std::int64_t i64_u __attribute__((vector_size(8 * (L)), aligned(alignof(std::int64_t))));   \
+    typedef std::int32_t i32_u __attribute__((vector_size(4 * (L)), aligned(alignof(std::int32_t))));   \
   };
 GPUSCHED_BATCH_SIMD_TYPES(2)
 GPUSCHED_BATCH_SIMD_TYPES(4)
 GPUSCHED_BATCH_SIMD_TYPES(8)
 #undef GPUSCHED_BATCH_SIMD_TYPES
+static_assert(alignof(simd<4>::f64_u) == alignof(double) && alignof(simd<8>::i32_u) == alignof(std::int32_t),
+              "the _u vector types must be element-aligned: their loads and stores are unaligned");
 
 using simd_double = simd<simd_lanes>::f64;
 using simd_uint64 = simd<simd_lanes>::u64;
