@@ -260,7 +260,9 @@ TEST_CASE("extender/scale: the extender score of a weighted sum, by division and
   // 75: 1500 / 1500 = 1; 74: 1490 / 1500 = 0. 1500 (every score 100): 10.
   const std::pair<std::int64_t, std::int64_t> cases[] = {{0, 0}, {74, 0}, {75, 1}, {224, 1}, {225, 2}, {1424, 9}, {1425, 10}, {1500, 10}, {-5, 0}};
   const gpusched::extender::extender_scale scale(15);
-  for (const auto& [weighted, score] : cases) {
+  // Not a structured binding: clang 14 cannot capture one in CAPTURE's lambda (P1091, clang 16).
+  for (const auto& c : cases) {
+    const std::int64_t weighted = c.first, score = c.second;
     CAPTURE(weighted);
     CHECK(gpusched::extender::extender_score(weighted, 15) == score);
     CHECK(scale(weighted) == score);

@@ -53,14 +53,14 @@ struct simdjson_pair {
   }
 };
 
-const std::string pod = R"({"metadata":{"name":"p","namespace":"default","uid":"u-p"},)"
-                        R"("spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"1"}}}]}})";
+const std::string one_gpu_pod = R"({"metadata":{"name":"p","namespace":"default","uid":"u-p"},)"
+                                R"("spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":"1","memory":"1Gi","nvidia.com/gpu":"1"}}}]}})";
 
 }  // namespace
 
 TEST_CASE("extender/readers: a plain request is read by simdjson when built with it, with the hand-worked answer") {
   simdjson_pair x;
-  const std::string body = R"({"Pod":)" + pod + R"(,"NodeNames":["a","b","ghost"],"Nodes":null})";
+  const std::string body = R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a","b","ghost"],"Nodes":null})";
   const auto f = x.fast.filter(body);
   // One whole GPU: "a" has one free V100, "b" its T4; "ghost" is not known.
   CHECK(f.body == R"({"Error":"","FailedNodes":{},"FailedAndUnresolvableNodes":{"ghost":"node 'ghost' is not in )"
@@ -78,17 +78,17 @@ TEST_CASE("extender/readers: edge cases answer the same through either reader") 
   simdjson_pair x;
   const std::vector<std::string> bodies = {
       // NodeNames forms: escapes, a repeated key (the last wins), a later non-array value, wrong elements.
-      R"({"Pod":)" + pod + R"(,"NodeNames":["x"],"NodeNames":["\u0061","b"]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a"],"NodeNames":null})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a",1,"b"]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a",[],"b"]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":[true]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":[null,{}]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":[1],"NodeNames":["a"]})",  // the first wrong element is reported
-      R"({"Pod":)" + pod + R"(,"NodeNames":[],"Nodes":null})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":"a"})",
-      R"({"NodeNames":["a"],"Pod":)" + pod + "}",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a"],"Extra":{"NodeNames":[1,2]}})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["x"],"NodeNames":["\u0061","b"]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a"],"NodeNames":null})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a",1,"b"]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a",[],"b"]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":[true]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":[null,{}]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":[1],"NodeNames":["a"]})",  // the first wrong element is reported
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":[],"Nodes":null})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":"a"})",
+      R"({"NodeNames":["a"],"Pod":)" + one_gpu_pod + "}",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a"],"Extra":{"NodeNames":[1,2]}})",
       // Numbers: -0, the largest unsigned, beyond 64 bits (simdjson refuses; nlohmann reads a double).
       R"({"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u"},"spec":{"priority":-0,"containers":[]}},"NodeNames":["a"]})",
       R"({"Pod":{"metadata":{"name":"p","namespace":"default","uid":"u"},"spec":{"priority":18446744073709551615,"containers":[]}},"NodeNames":["a"]})",
@@ -99,20 +99,20 @@ TEST_CASE("extender/readers: edge cases answer the same through either reader") 
       // A repeated key inside the pod: the last wins in both.
       R"({"Pod":{"metadata":{"name":"x","name":"p","namespace":"default","uid":"u"},"spec":{"containers":[]}},"NodeNames":["a"]})",
       // Not JSON, or not an object: nlohmann's error with its position, whichever reader tried first.
-      "\xEF\xBB\xBF" R"({"Pod":)" + pod + R"(,"NodeNames":["a"]})",  // a byte order mark: nlohmann skips it
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a"],})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["\udc00"]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["\ud800"]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a)" "\xC3\x28" R"("]})",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a)" "\x01" R"("]})",
+      "\xEF\xBB\xBF" R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a"]})",  // a byte order mark: nlohmann skips it
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a"],})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["\udc00"]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["\ud800"]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a)" "\xC3\x28" R"("]})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a)" "\x01" R"("]})",
       R"(["Pod"])",
       R"("text")",
       "",
       "   ",
-      R"({"Pod":)" + pod + R"(,"NodeNames":["a"]} {})",
+      R"({"Pod":)" + one_gpu_pod + R"(,"NodeNames":["a"]} {})",
       std::string(1100, '[') + std::string(1100, ']'),
       // Full-Node mode: nodes translated (one with a bad label) and upserted into both states.
-      R"({"Pod":)" + pod + R"(,"Nodes":{"items":[{"metadata":{"name":"c","labels":{"nvidia.com/gpu.product":"Tesla-T4","nvidia.com/gpu.memory":"16384"}},)"
+      R"({"Pod":)" + one_gpu_pod + R"(,"Nodes":{"items":[{"metadata":{"name":"c","labels":{"nvidia.com/gpu.product":"Tesla-T4","nvidia.com/gpu.memory":"16384"}},)"
       R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","nvidia.com/gpu":"2"}}},{"metadata":{"name":"d","labels":{"nvidia.com/gpu.memory":"lots"}},)"
       R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","nvidia.com/gpu":"1"}}}]}})",
   };

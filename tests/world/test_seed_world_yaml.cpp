@@ -50,7 +50,9 @@ TEST_CASE("batch_ms = 1000 x batch / published throughput, rounded to 0.01 ms") 
     const auto tp = m["throughput_per_s"].as<std::map<int, double>>();
     const auto ms = m["batch_ms"].as<std::map<int, double>>();
     CHECK(tp.size() == ms.size());
-    for (const auto& [b, t] : tp) {
+    for (const auto& entry : tp) {  // not [b, t]: clang 14 cannot CAPTURE a structured binding
+      const int b = entry.first;
+      const double t = entry.second;
       CAPTURE(b);
       CHECK(std::abs(ms.at(b) - 1000.0 * b / t) <= 0.005 + 1e-9);
     }
