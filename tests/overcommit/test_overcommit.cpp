@@ -95,14 +95,22 @@ TEST_CASE("overcommit.the default policy accepts exactly what NodeResourcesFit +
   int agree = 0;
   for (int i = 0; i < 2000; ++i) {
     in_memory_cluster c;
-    node_spec n = testing::gpu_node("n", uni(1, 16) * 1000, uni(1, 64) * 1024, uni(0, 4));
+    // One draw per statement, in GCC's (right-to-left) argument order: a call's is unspecified.
+    const int gpus = uni(0, 4);
+    const int mem_gib = uni(1, 64);
+    const int cores = uni(1, 16);
+    node_spec n = testing::gpu_node("n", cores * 1000, mem_gib * 1024, gpus);
     for (auto& d : n.gpus) {
       d.milli_free = uni(0, 10) * 100;
       d.mem_free_mib = uni(0, 32768);
     }
     c.add_node(n);
     auto b = make_pod("p").cpu(uni(0, 16) * 1000).memory(uni(0, 64) * 1024).qos(static_cast<qos_class>(uni(0, 2)));
-    if (uni(0, 1)) b.gpu_share(uni(1, 10) * 100, uni(1, 2)).gpu_memory(uni(0, 32768));
+    if (uni(0, 1)) {
+      const int devices = uni(1, 2);
+      const int share = uni(1, 10);
+      b.gpu_share(share * 100, devices).gpu_memory(uni(0, 32768));
+    }
     const pod p = b;
     const bool reference = resource_fit{}.check(c, p, 0) == reason::ok && gpu_check{}.check(c, p, 0) == reason::ok;
     CHECK((overcommit_fit{}.check(c, p, 0) == reason::ok) == reference);
@@ -204,7 +212,12 @@ TEST_CASE("overcommit.properties: no node above its ceiling, static and usage mo
     cluster c;
     const int nodes = uni(2, 6);
     for (int i = 0; i < nodes; ++i) {
-      c.base().add_node(testing::gpu_node("n" + std::to_string(i), uni(4, 32) * 1000, uni(8, 64) * 1024, uni(0, 4), "V100M32", 16384));
+      // One draw per statement: the order of a call's arguments is unspecified (GCC evaluates these
+      // right to left, Clang left to right). This is GCC's order, the one the seeds were run with.
+      const int gpus = uni(0, 4);
+      const int mem_gib = uni(8, 64);
+      const int cores = uni(4, 32);
+      c.base().add_node(testing::gpu_node("n" + std::to_string(i), cores * 1000, mem_gib * 1024, gpus, "V100M32", 16384));
       node_metrics m{uni(0, 90) / 100.0, uni(0, 90) / 100.0, 0.0};
       c.base().set_load(static_cast<node_index>(i), &m);
     }
