@@ -48,8 +48,8 @@ bash tests/docs/check_hook_errors.sh
 
 stage "clang 14: every public header on its own, the unit and CLI tests under ASan + UBSan, and a bounded run of each fuzzer (docs/hardening.md)"
 # One clang build covers what g++'s Release build does not: the second compiler over the headers
-# (each alone) and over every test, the sanitizers, the fuzzers. clang compiles the sanitized tests
-# in about 60 % of g++'s time (ADR 0019, Amendment 1). No build type: the headers compile
+# (each alone) and over every test, the sanitizers, the fuzzers (ADR 0019, Amendment 1: one build
+# where there were two, in about the same time). No build type: the headers compile
 # unoptimised and without debug info, GPUSCHED_SANITIZE adds -g1 to the tests and tools, the
 # fuzzers add -O1 -g themselves.
 cmake -S . -B build/clang -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE= -DGPUSCHED_SANITIZE=ON \
