@@ -56,7 +56,7 @@ cmake -S . -B build/clang -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE= -D
   -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DGPUSCHED_BUILD_TESTS=ON -DGPUSCHED_BUILD_EXAMPLES=OFF \
   -DGPUSCHED_BUILD_BENCHMARKS=OFF -DGPUSCHED_BUILD_TOOLS=ON -DGPUSCHED_ENABLE_CUDA=OFF \
   -DGPUSCHED_TEST_CONSUMERS=OFF -DGPUSCHED_BUILD_FUZZERS=ON >/dev/null
-cmake --build build/clang -j "$jobs" --target all gpusched_fuzzers
+cmake --build build/clang -j "$jobs"  # all: the header check, the tests, the tools and the fuzzers
 ctest --test-dir build/clang --output-on-failure -j "$jobs"
 bash tests/fuzz/run.sh 10 build/clang
 stage "done"
