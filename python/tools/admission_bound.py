@@ -13,8 +13,8 @@ solves the same LP with those counts as floors (offline_bound.solve, min_share_p
 that any placement admitting at least those pods could allocate. Every placement the policy could
 have made of the pods it admitted is in that set, so the bound is above the policy's allocation; the
 difference is what better packing alone could still gain. docs/quality.md, "The bound given a policy's
-admissions", has the tables and what the bound does not see (it pools each node type's CPU, so under
-CPU pressure it is loose).
+admissions", has the tables and what the bound does not see (it pools each node type's CPU and may
+meet the CPU-only floor with the smallest pods, so under CPU pressure it is loose).
 """
 
 from __future__ import annotations
